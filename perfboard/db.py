@@ -1,0 +1,107 @@
+"""The DuckDB store: where it lives, how to open it, and its forward-only migrations.
+
+Writers (ingest) open it read-write for the length of one run; the dashboard opens it
+read-only per query and never holds a connection, so an ingest is never blocked by it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DB = ROOT / "data" / "perfboard.duckdb"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+def db_path() -> Path:
+    """The database file: PERFBOARD_DB when set, else data/perfboard.duckdb."""
+    return Path(os.environ.get("PERFBOARD_DB") or DEFAULT_DB)
+
+
+def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the store. Read-write connections are migrated to the latest schema first."""
+    target = Path(path) if path is not None else db_path()
+    if read_only:
+        if not target.exists():
+            raise FileNotFoundError(f"no database at {target}: run `make demo` or an ingest")
+        return duckdb.connect(str(target), read_only=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    conn = duckdb.connect(str(target))
+    migrate(conn)
+    return conn
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+
+def migrations() -> list[Migration]:
+    found = []
+    for path in sorted(MIGRATIONS.glob("*.sql")):
+        m = _MIGRATION_NAME.match(path.name)
+        if not m:
+            raise RuntimeError(f"{path}: migration files are named NNNN_name.sql")
+        found.append(Migration(int(m.group(1)), m.group(2), path))
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise RuntimeError(f"migrations must be numbered 1..n without gaps, found {versions}")
+    return found
+
+
+def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply, in order and each in its own transaction, the migrations not yet recorded."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+    known = migrations()
+    if done - {m.version for m in known}:
+        raise RuntimeError(
+            f"the database has migrations {sorted(done)} newer than this code knows:"
+            " upgrade perfboard"
+        )
+    applied = []
+    for migration in known:
+        if migration.version in done:
+            continue
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            conn.execute(migration.path.read_text(encoding="utf-8"))
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                [migration.version, migration.name, datetime.now(UTC).replace(tzinfo=None)],
+            )
+            conn.execute("COMMIT")
+        except Exception:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(migration.version)
+    return applied
+
+
+def data_version(path: Path | str | None = None) -> tuple[int, int, int, int]:
+    """A key that changes whenever an ingest commits: the stat of the file and its WAL.
+
+    Cheap enough to call on every page run, needs no connection (so it cannot contend
+    with a writer), and is what cached queries are keyed on.
+    """
+    target = Path(path) if path is not None else db_path()
+    stamp: list[int] = []
+    for candidate in (target, target.with_name(target.name + ".wal")):
+        try:
+            st = candidate.stat()
+            stamp += [st.st_mtime_ns, st.st_size]
+        except FileNotFoundError:
+            stamp += [0, 0]
+    return (stamp[0], stamp[1], stamp[2], stamp[3])

@@ -1,0 +1,113 @@
+"""Units on the way in: every time becomes ms, every rate a per-second throughput.
+
+Benchmarks print "6.2500us", "1.41084s", "92.2313ms", "0.202 s/step", "4.960 steps/s",
+"QPS: 45.1", "fps: 1.05". perfboard stores one unit per kind so that series compare; the
+text as written is kept next to the value by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+# factor to the canonical unit, canonical unit, what it measures, which way is better
+_UNITS: dict[str, tuple[float, str, str, str]] = {
+    "ns": (1e-6, "ms", "time", "lower"),
+    "us": (1e-3, "ms", "time", "lower"),
+    "µs": (1e-3, "ms", "time", "lower"),
+    "μs": (1e-3, "ms", "time", "lower"),
+    "ms": (1.0, "ms", "time", "lower"),
+    "s": (1e3, "ms", "time", "lower"),
+    "sec": (1e3, "ms", "time", "lower"),
+    "min": (6e4, "ms", "time", "lower"),
+    "s/step": (1e3, "ms/step", "time", "lower"),
+    "ms/step": (1.0, "ms/step", "time", "lower"),
+    "steps/s": (1.0, "steps/s", "throughput", "higher"),
+    "step/s": (1.0, "steps/s", "throughput", "higher"),
+    "fps": (1.0, "samples/s", "throughput", "higher"),
+    "qps": (1.0, "samples/s", "throughput", "higher"),
+    "samples/s": (1.0, "samples/s", "throughput", "higher"),
+    "sample/s": (1.0, "samples/s", "throughput", "higher"),
+    "examples/s": (1.0, "samples/s", "throughput", "higher"),
+    "images/s": (1.0, "samples/s", "throughput", "higher"),
+    "tokens/s": (1.0, "tokens/s", "throughput", "higher"),
+    "words/s": (1.0, "tokens/s", "throughput", "higher"),
+    "wps": (1.0, "tokens/s", "throughput", "higher"),
+    "b": (1 / 2**20, "MB", "memory", "lower"),
+    "kb": (1 / 2**10, "MB", "memory", "lower"),
+    "mb": (1.0, "MB", "memory", "lower"),
+    "mib": (1.0, "MB", "memory", "lower"),
+    "gb": (2**10, "MB", "memory", "lower"),
+    "gib": (2**10, "MB", "memory", "lower"),
+    "%": (1.0, "%", "ratio", "lower"),
+    "x": (1.0, "x", "ratio", "higher"),
+}
+
+# Larger than any latency a benchmark could mean (a day, in ms): a sign of a wrong unit.
+ABSURD_MS = 86_400_000.0
+
+
+class UnitError(ValueError):
+    """A unit perfboard does not know, or a value it cannot take."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    value: float
+    unit: str  # canonical
+    kind: str  # time, throughput, memory, ratio
+    direction: str  # lower / higher is better
+
+
+def canonical_unit(unit: str) -> str:
+    """The lookup spelling of a unit as written: "MS" -> "ms", "step/s" -> "step/s"."""
+    u = unit.strip().strip("()[]").strip()
+    low = u.lower()
+    return low if low not in ("μs", "µs") else "us"
+
+
+def is_known(unit: str) -> bool:
+    return canonical_unit(unit) in _UNITS
+
+
+def normalise(value: float, unit: str) -> Quantity:
+    """Convert a value in a written unit to perfboard's canonical unit.
+
+    Raises UnitError for unknown units and for values that cannot be a measurement
+    (NaN, infinite, negative times, or times beyond a day).
+    """
+    key = canonical_unit(unit)
+    if key not in _UNITS:
+        raise UnitError(f"unknown unit {unit!r}")
+    if math.isnan(value) or math.isinf(value):
+        raise UnitError(f"value {value!r} is not a number")
+    factor, canon, kind, direction = _UNITS[key]
+    if value < 0 and kind != "ratio":
+        raise UnitError(f"negative {kind} {value!r} {unit}")
+    converted = value * factor
+    if kind == "time" and converted > ABSURD_MS:
+        raise UnitError(f"absurd {kind} {value!r} {unit} (more than a day)")
+    return Quantity(converted, canon, kind, direction)
+
+
+_NUMBER_WITH_UNIT = re.compile(
+    r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)\s*([A-Za-zµμ%/]+)?\s*$", re.I
+)
+
+
+def split_number(text: str) -> tuple[float, str] | None:
+    """ "6.2500us" -> (6.25, "us"); "9.5" -> (9.5, ""); anything else -> None."""
+    m = _NUMBER_WITH_UNIT.match(text)
+    if not m:
+        return None
+    return float(m.group(1)), (m.group(2) or "")
+
+
+_HEADER_UNIT = re.compile(r"[(（\[]\s*([A-Za-zµμ%/]+)\s*[)）\]]")
+
+
+def unit_in_header(header: str) -> str:
+    """ "P4时间 (ms)" -> "ms"; "gpu_memory(MB)" -> "MB"; no unit -> ""."""
+    m = _HEADER_UNIT.search(header)
+    return m.group(1) if m and is_known(m.group(1)) else ""

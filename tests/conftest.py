@@ -1,0 +1,55 @@
+"""Shared fixtures: the bundled real documents and fresh databases."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from ingest.text import DocText, from_text, read_text_file
+from perfboard.model import DocMeta
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "data" / "samples"
+
+
+def sample_path(name: str) -> Path:
+    path = SAMPLES / name
+    assert path.exists(), f"missing sample {name}"
+    return path
+
+
+def sample_doc(name: str, created_at: datetime | None = None, **meta: str) -> DocText:
+    """A bundled sample read the way ingest reads files (decode + normalise)."""
+    return read_text_file(str(sample_path(name)), DocMeta(uri=name, created_at=created_at, **meta))
+
+
+def text_doc(text: str, created_at: datetime | None = None, **meta: str) -> DocText:
+    """An inline document (malformed variants in tests)."""
+    return from_text(text, DocMeta(uri="<test>", created_at=created_at, **meta))
+
+
+@pytest.fixture
+def db_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh database path, also set as PERFBOARD_DB for code that reads the setting."""
+    path = tmp_path / "perfboard.duckdb"
+    monkeypatch.setenv("PERFBOARD_DB", str(path))
+    return path
+
+
+def ingest(*args: str) -> int:
+    """Run the ingest CLI in-process (its one error boundary included)."""
+    from ingest.cli import main
+
+    return main([*args, "--quiet"] if args[0] != "export" else list(args))
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo database, built once from data/samples like `make run` does."""
+    from scripts.build_demo_db import build
+
+    path = tmp_path_factory.mktemp("demo") / "perfboard.duckdb"
+    assert build(path) == 0
+    return path

@@ -1,0 +1,319 @@
+"""``python -m ingest``: read benchmark documents into the store.
+
+    python -m ingest auto PATH...            every format, files or folders
+    python -m ingest logs|tables|profiles|opbench|passes|analysis PATH...
+    python -m ingest results PATH...         perfboard result files (JSONL / CSV)
+    python -m ingest auto PATH --dry-run     print what would be stored, touch nothing
+    python -m ingest export --format jsonl|csv [--out FILE]
+
+One error boundary: main() turns every expected failure into a message and an exit
+status (0 ok, 1 some document failed, 2 the command could not run); a document that
+cannot be read fails alone and the others are still ingested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+import duckdb
+from tqdm import tqdm
+
+from ingest import results
+from ingest.documents import read_document
+from ingest.registry import KINDS, RESULTS_KIND
+from ingest.save import SaveResult, SourceInfo, record_failure, save_found
+from ingest.text import NotText
+from perfboard import db
+from perfboard.model import DocMeta, Problem
+
+MANIFEST = "perfboard-manifest.csv"
+SKIP_SUFFIXES = {".duckdb", ".wal", ".png", ".jpg", ".jpeg", ".gif", ".zip", ".gz", ".pdf"}
+SHOW_PROBLEMS = 5  # per document on the terminal; all of them are stored
+
+
+class UsageError(Exception):
+    """The command cannot run as asked (bad path, locked database, bad option)."""
+
+
+@dataclass
+class Summary:
+    documents: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    added: int = 0
+    replaced: int = 0
+    replaced_previous: int = 0
+    unchanged: int = 0
+    problems: int = 0
+
+    def count(self, result: SaveResult) -> None:
+        self.documents += 1
+        self.outcomes[result.outcome] = self.outcomes.get(result.outcome, 0) + 1
+        self.problems += result.problems
+        if result.outcome == "added":
+            self.added += result.measurements
+        elif result.outcome == "replaced":
+            self.replaced += result.measurements
+            self.replaced_previous += result.previous
+        elif result.outcome == "unchanged":
+            self.unchanged += result.previous
+
+    @property
+    def failed(self) -> int:
+        return self.outcomes.get("failed", 0)
+
+    def render(self, seconds: float) -> str:
+        docs = ", ".join(f"{n} {name}" for name, n in sorted(self.outcomes.items()))
+        return (
+            f"{self.documents} documents read ({docs or 'none'}) in {seconds:.2f} s; "
+            f"measurements: {self.added} added, {self.replaced} replaced "
+            f"(were {self.replaced_previous}), {self.unchanged} unchanged; "
+            f"{self.problems} problems recorded"
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ingest", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
+    for kind in (*KINDS, RESULTS_KIND):
+        p = sub.add_parser(kind, help=f"ingest documents as {kind}")
+        p.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+        p.add_argument("--dry-run", action="store_true", help="print records as JSON lines")
+        p.add_argument("--project", default="", help="project of these documents")
+        p.add_argument("--benchmark", default="", help="model, when the text does not say")
+        p.add_argument("--date", help="document date (YYYY-MM-DD): gives glog lines a year")
+        p.add_argument("--url", default="", help="https link to the document")
+        p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+        p.add_argument("--quiet", action="store_true", help="no progress bar, no problems")
+        p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("export", help="write every measurement in perfboard's result format")
+    p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    p.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.kind == "export":
+            return run_export(args)
+        return run_ingest(args)
+    except UsageError as error:
+        print(f"ingest: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ingest: interrupted; documents already stored stay stored", file=sys.stderr)
+        return 130
+
+
+def open_store(
+    path: Path | None, timeout: float, read_only: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """Open the database, waiting up to `timeout` s for another writer to finish."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return db.connect(path, read_only=read_only)
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower() or time.monotonic() >= deadline:
+                target = path or db.db_path()
+                raise UsageError(
+                    f"cannot open {target}: {error}. Another ingest may be running;"
+                    " wait for it or raise --lock-timeout"
+                ) from None
+            time.sleep(0.25)
+        except FileNotFoundError as error:
+            raise UsageError(str(error)) from None
+
+
+def iter_documents(paths: list[Path]) -> Iterator[Path]:
+    """Files as given; folders walked in name order (manifests, hidden and binary skipped)."""
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder")
+        if path.is_file():
+            yield path
+            continue
+        for child in sorted(path.rglob("*")):
+            if (
+                child.is_file()
+                and child.name != MANIFEST
+                and not any(part.startswith(".") for part in child.relative_to(path).parts)
+                and child.suffix.lower() not in SKIP_SUFFIXES
+                and child.name.lower() != "readme.md"
+            ):
+                yield child
+
+
+def load_manifests(paths: list[Path]) -> dict[Path, dict[str, str]]:
+    """perfboard-manifest.csv in a folder: per-file project, benchmark, url, author, date."""
+    found: dict[Path, dict[str, str]] = {}
+    for path in paths:
+        folder = path if path.is_dir() else path.parent
+        manifest = folder / MANIFEST
+        if not manifest.exists():
+            continue
+        with open(manifest, encoding="utf-8", newline="") as fh:
+            for line, row in enumerate(csv.DictReader(fh), start=2):
+                if not row.get("file"):
+                    raise UsageError(f"{manifest}:{line}: a manifest row needs a file name")
+                found[(folder / row["file"]).resolve()] = row
+    return found
+
+
+def parse_date(text: str | None, where: str) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{where}: date {text!r} is not YYYY-MM-DD[THH:MM:SS]") from None
+
+
+def meta_for(path: Path, args: argparse.Namespace, manifest: dict[Path, dict[str, str]]) -> DocMeta:
+    row = manifest.get(path.resolve(), {})
+    return DocMeta(
+        uri=str(path),
+        project=args.project or row.get("project", ""),
+        benchmark=args.benchmark or row.get("benchmark", ""),
+        url=args.url or row.get("url", ""),
+        author=row.get("author", ""),
+        created_at=parse_date(args.date or row.get("date"), str(path)),
+        title=row.get("title", ""),
+    )
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    documents = list(iter_documents(args.paths))
+    manifest = load_manifests(args.paths)
+    if args.dry_run:
+        return dry_run(documents, args, manifest, sys.stdout)
+    conn = open_store(args.db, args.lock_timeout)
+    summary = Summary()
+    total = sum(p.stat().st_size for p in documents)
+    show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(documents) > 20)
+    with tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar:
+        for path in documents:
+            result = ingest_one(conn, path, args.kind, meta_for(path, args, manifest))
+            summary.count(result)
+            if not args.quiet:
+                report(result, conn, bar)
+            bar.update(path.stat().st_size)
+    conn.close()
+    print(summary.render(time.perf_counter() - started), file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
+def ingest_one(conn: duckdb.DuckDBPyConnection, path: Path, kind: str, meta: DocMeta) -> SaveResult:
+    """Read and store one document; any failure is recorded against it, not raised."""
+    try:
+        if kind == RESULTS_KIND or (kind == "auto" and _is_results(path)):
+            info = SourceInfo(meta, _file_hash(path), RESULTS_KIND, path.stat().st_size)
+            return results.save_results(conn, path, info)
+        parsed = read_document(path, kind, meta)
+        return save_found(conn, parsed.info, parsed.found, parsed.runs)
+    except NotText as error:
+        return record_failure(conn, meta.uri, Problem(0, f"not readable: {error}", parser=kind))
+    except (OSError, duckdb.Error) as error:
+        return record_failure(
+            conn, meta.uri, Problem(0, f"{type(error).__name__}: {error}", parser=kind)
+        )
+
+
+def _is_results(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return results.looks_like_results(path, fh.read(4096))
+
+
+def _file_hash(path: Path) -> str:
+    import mmap
+
+    from ingest.documents import content_hash
+
+    if path.stat().st_size == 0:
+        raise NotText("empty file")
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        return content_hash(mm)
+
+
+def report(result: SaveResult, conn: duckdb.DuckDBPyConnection, bar: tqdm) -> None:
+    """One line per document that did something noteworthy, and its first problems."""
+    if result.outcome in ("failed", "duplicate") or result.problems:
+        detail = f": {result.note}" if result.note else ""
+        bar.write(f"{result.uri}: {result.outcome}{detail}", file=sys.stderr)
+    if result.problems and result.outcome != "failed":
+        rows = conn.execute(
+            "SELECT line, reason FROM ingest_errors WHERE source_uri = ? ORDER BY line LIMIT ?",
+            [result.uri, SHOW_PROBLEMS],
+        ).fetchall()
+        for line, reason in rows:
+            bar.write(f"  {result.uri}:{line}: {reason}", file=sys.stderr)
+        if result.problems > SHOW_PROBLEMS:
+            bar.write(f"  ... and {result.problems - SHOW_PROBLEMS} more", file=sys.stderr)
+
+
+def dry_run(
+    documents: list[Path],
+    args: argparse.Namespace,
+    manifest: dict[Path, dict[str, str]],
+    out: TextIO,
+) -> int:
+    """Print what would be stored, one JSON object per line; touch no database."""
+    failed = 0
+    for path in documents:
+        meta = meta_for(path, args, manifest)
+        try:
+            if args.kind == RESULTS_KIND or (args.kind == "auto" and _is_results(path)):
+                records = _results_dry_run(path)
+            else:
+                records = read_document(path, args.kind, meta).found.records()
+        except (NotText, OSError, duckdb.Error) as error:
+            failed += 1
+            records = [{"kind": "problem", "line": 0, "reason": f"not readable: {error}"}]
+        for record in records:
+            out.write(
+                json.dumps({"document": str(path), **record}, ensure_ascii=False, default=str)
+            )
+            out.write("\n")
+    return 1 if failed else 0
+
+
+def _results_dry_run(path: Path) -> list[dict[str, object]]:
+    conn = duckdb.connect()
+    load = results.stage(conn, path)
+    problems = load.problems + results.check(conn, load)
+    rows = conn.execute("SELECT * EXCLUDE (_problem) FROM _staging WHERE _problem IS NULL")
+    names = [d[0] for d in rows.description]
+    records: list[dict[str, object]] = [
+        {"kind": "measurement", **dict(zip(names, row, strict=True))} for row in rows.fetchall()
+    ]
+    records += [{"kind": "problem", "line": p.line, "reason": p.reason} for p in problems]
+    return records
+
+
+def run_export(args: argparse.Namespace) -> int:
+    conn = open_store(args.db, args.lock_timeout, read_only=True)
+    if args.out:
+        n = results.export(conn, args.out, args.format)
+        print(f"exported {n} measurements to {args.out}", file=sys.stderr)
+        return 0
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / f"export.{args.format}"
+        n = results.export(conn, out, args.format)
+        with open(out, encoding="utf-8") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), ""):
+                sys.stdout.write(chunk)
+    print(f"exported {n} measurements", file=sys.stderr)
+    return 0

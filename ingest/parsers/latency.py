@@ -1,0 +1,410 @@
+"""Tester latency lines (FORMATS.md section 1), glog-prefixed or bare, anywhere in a line.
+
+Three forms are read:
+
+- the tester summary ``Run 5010 samples, average latency: 6.92849 ms per sample.``, with
+  an optional glog prefix (``I0911 06:41:55.494792  7238 ernie_tester.cc:345] ``);
+- the multi-thread helper ``====== batch_size: 1, repeat: 10, threads: 2, thread id: 0,
+  latency: 945.82ms, fps: 1.05728 ======``;
+- the inference demo summary ``Average latency(ms): 22.1658, QPS: 45.1145`` with a
+  ``Model name: ..., Batch size: ..., device: ..., thread num: ...`` line shortly above.
+
+Decisions:
+
+- The plain average and the average that excludes warmup steps are two statistics of one
+  run and must never share a series: the plain line gives metric ``"latency"`` (stats
+  ``{"statistic": "average"}``), the ``[exclude N warmup steps]`` line gives metric
+  ``"latency_excl_warmup"`` (stats ``{"statistic": "average_excluding_warmup"}``,
+  ``warmup`` N). A metric name, not a param, because a plot picks series by metric first.
+- Times are normalised to ms; the demo's QPS becomes metric ``"throughput"`` in samples/s
+  (direction higher).
+- The glog prefix has no year: it comes from ``doc.meta.created_at``, one year earlier when
+  the glog month is after the document's month (a January comment quoting a December log).
+  glog prints local time of an unknown zone, so ``measured_at`` is naive. Without a
+  document date ``measured_at`` is None and ``stats["glog_time"]`` keeps "0911 06:41:55.49".
+- The benchmark comes from a tester file name (``ernie_tester.cc`` and
+  ``analyzer_ernie_tester.cc`` -> "ernie") or the demo's "Model name"; otherwise it is ""
+  and ingest.runs fills it from the document's context.
+- A recognised line whose value cannot be read (cut mid-number, no unit, NaN, negative,
+  more than a day) becomes a Problem; prose that merely mentions latency yields nothing.
+
+Speed: a tester log can be gigabytes of glog noise with one latency line per few KB. The
+scan is one ``re.finditer`` on the literal "atency" (every form contains it) over the whole
+text; only lines holding a hit are examined, and their numbers come from the incremental
+``doc.line_at``. Noise lines cost no Python work at all.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from ingest.text import DocText
+from perfboard.model import Item, Measurement, Problem
+from perfboard.units import ABSURD_MS, UnitError, normalise
+
+NAME = "latency"
+ANCHORS: tuple[str, ...] = ("atency",)
+
+# How far above a demo summary its "Model name: ..." line may be.
+DEMO_CONTEXT_LINES = 20
+
+_ANCHOR = re.compile(r"atency[^\n]*")
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+
+_TESTER = re.compile(
+    r"Run\s+(?P<samples>\d+)\s+samples?,\s*average\s+latency"
+    r"(?:\s*\[\s*exclude\s+(?P<warmup>\d+)\s+warmup\s+steps?\s*\])?"
+    rf"\s*:\s*(?P<num>{_NUM})?[ \t]*(?P<unit>[A-Za-zµμ]+)?"
+)
+_GLOG = re.compile(
+    r"(?<![A-Za-z0-9])[IWEF](?P<month>\d\d)(?P<day>\d\d)[ \t]+"
+    r"(?P<hms>\d\d:\d\d:\d\d)(?:\.(?P<frac>\d+))?[ \t]+\d+[ \t]+"
+    r"(?P<file>[^\s:\]]+):\d+\]"
+)
+_HELPER = re.compile(r"={3,}(?P<body>[^=]*?latency\s*:[^=]*?)(?P<close>={3,}|$)")
+_DEMO = re.compile(
+    r"[Aa]verage latency\s*\(\s*(?P<unit>[A-Za-zµμ]+)\s*\)\s*:\s*(?P<num>" + _NUM + r")?"
+    r"(?P<qps>\s*,\s*QPS\s*:\s*(?P<qnum>" + _NUM + r")?)?"
+)
+# The tester line exactly as Paddle's testers print it, glog-prefixed or bare, alone on its
+# line: the fast path of parse(). Its unit factors are perfboard.units' for these units.
+_FAST = re.compile(
+    r"(?:[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d{6}) +\d+ ([\w.]+):\d+\] )?"
+    r"Run (\d+) samples, average latency(?: \[exclude (\d+) warmup steps\])?: "
+    r"(\d+\.?\d*) ?(ms|us|s) per sample\.[ \t]*"
+)
+_FAST_FACTORS = {"ms": 1.0, "us": 1e-3, "s": 1e3}
+_VALUE = re.compile(rf"\s*(?P<num>{_NUM})\s*(?P<unit>[A-Za-zµμ/]+)?\s*")
+_KEY_VALUE = re.compile(r"(?P<key>[A-Za-z][A-Za-z_ ]*?)\s*:\s*(?P<value>[^,]*)")
+
+
+def parse(doc: DocText) -> Iterator[Item]:
+    """Measurements and Problems of every latency line in the document, in order."""
+    text = doc.text
+    line_at = doc.line_at
+    created = doc.meta.created_at
+    fast = _FAST.fullmatch
+    # Each hit runs to its line end, so a line holding "latency" twice is read once.
+    for hit in _ANCHOR.finditer(text):
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = hit.end()
+        # Nearly every hit in a big log is a well-formed tester line: read it with one
+        # match and no nested generators; anything else takes the general path.
+        m = fast(text, start, end)
+        if m is not None:
+            item = _fast_record(m, text[start:end], line_at(start), created)
+            if item is not None:
+                yield item
+                continue
+        yield from _read_line(doc, start, end)
+
+
+def _fast_record(
+    m: re.Match[str], line: str, number: int, created: datetime | None
+) -> Measurement | None:
+    """A Measurement from a well-formed tester line, or None to let the general path decide.
+
+    Gives exactly what _tester_record gives for the same line (tests compare the two).
+    """
+    month, day, clock, source, samples, warmup, num, unit = m.groups()
+    value = float(num) * _FAST_FACTORS[unit]
+    if value > ABSURD_MS:
+        return None
+    measured_at = None
+    benchmark = ""
+    if warmup is None:
+        metric, stats = "latency", {"statistic": "average"}
+    else:
+        metric, stats = "latency_excl_warmup", {"statistic": "average_excluding_warmup"}
+    if month is not None:
+        benchmark = _cached_benchmark(source)
+        if created is None:
+            stats["glog_time"] = f"{month}{day} {clock}"
+        else:
+            year = created.year - 1 if int(month) > created.month else created.year
+            try:
+                # One C call instead of seven int() conversions: this runs per hit.
+                measured_at = datetime.fromisoformat(f"{year}-{month}-{day}T{clock}")
+            except ValueError:
+                return None
+    return Measurement(
+        benchmark=benchmark,
+        metric=metric,
+        value=value,
+        unit="ms",
+        measured_at=measured_at,
+        samples=int(samples),
+        warmup=None if warmup is None else int(warmup),
+        stats=stats,
+        line=number,
+        raw=line,
+    )
+
+
+def _read_line(doc: DocText, start: int, end: int) -> Iterator[Item]:
+    line = doc.text[start:end]
+    if "sample" in line and "Run" in line:
+        found = list(_TESTER.finditer(line))
+        if found:
+            yield from _tester_lines(doc, start, line, found)
+            return
+    if "===" in line:
+        helper = _HELPER.search(line)
+        if helper:
+            yield _helper_line(doc.line_at(start), line, helper)
+            return
+    demo = _DEMO.search(line)
+    if demo:
+        yield from _demo_line(doc, start, line, demo)
+
+
+# -- tester summary -------------------------------------------------------------------
+
+
+def _tester_lines(
+    doc: DocText, start: int, line: str, found: list[re.Match[str]]
+) -> Iterator[Item]:
+    number = doc.line_at(start)
+    previous_end = 0
+    for m in found:
+        glog = _last_glog(line, previous_end, m.start())
+        previous_end = m.end()
+        yield from _tester_record(m, glog, doc.meta.created_at, number, line)
+
+
+def _last_glog(line: str, begin: int, end: int) -> re.Match[str] | None:
+    """The glog prefix nearest before a record (a prose line may quote several records)."""
+    last = None
+    for m in _GLOG.finditer(line, begin, end):
+        last = m
+    return last
+
+
+def _tester_record(
+    m: re.Match[str], glog: re.Match[str] | None, created: datetime | None, number: int, line: str
+) -> Iterator[Item]:
+    value = _read_value(m.group("num"), m.group("unit"), _at_line_end(line, m.end("num")))
+    if isinstance(value, str):
+        yield Problem(number, f"tester latency line: {value}", line, NAME)
+        return
+    excl = m.group("warmup") is not None
+    stats: dict[str, Any] = {"statistic": "average_excluding_warmup" if excl else "average"}
+    measured_at = None
+    benchmark = ""
+    if glog:
+        benchmark = _tester_benchmark(glog.group("file"))
+        measured_at, bad_stamp = _glog_time(glog, created)
+        if measured_at is None:
+            stats["glog_time"] = _glog_stamp(glog)
+        if bad_stamp:
+            # The value is still good; only its time is lost.
+            yield Problem(number, bad_stamp, line, NAME, severity="warning")
+    yield Measurement(
+        benchmark=benchmark,
+        metric="latency_excl_warmup" if excl else "latency",
+        value=value[0],
+        unit=value[1],
+        measured_at=measured_at,
+        samples=int(m.group("samples")),
+        warmup=int(m.group("warmup")) if excl else None,
+        stats=stats,
+        line=number,
+        raw=line,
+    )
+
+
+def _glog_stamp(glog: re.Match[str]) -> str:
+    frac = glog.group("frac")
+    stamp = f"{glog.group('month')}{glog.group('day')} {glog.group('hms')}"
+    return f"{stamp}.{frac}" if frac else stamp
+
+
+def _glog_time(glog: re.Match[str], created: datetime | None) -> tuple[datetime | None, str]:
+    """The glog stamp as a datetime in the document's year, and a reason if it is no date."""
+    if created is None:
+        return None, ""
+    month, day = int(glog.group("month")), int(glog.group("day"))
+    hour, minute, second = (int(x) for x in glog.group("hms").split(":"))
+    micro = int((glog.group("frac") or "0")[:6].ljust(6, "0"))
+    # A log month after the document's month was written the year before.
+    year = created.year - 1 if month > created.month else created.year
+    try:
+        return datetime(year, month, day, hour, minute, second, micro), ""
+    except ValueError:
+        return None, f"glog stamp {_glog_stamp(glog)!r} is not a date"
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_benchmark(source_file: str) -> str:
+    return _tester_benchmark(source_file)
+
+
+def _tester_benchmark(source_file: str) -> str:
+    """Benchmark of a tester source: "ernie_tester.cc" and "analyzer_ernie_tester.cc" -> "ernie".
+
+    Any other file (operator.cc, a demo) names no benchmark: "".
+    """
+    stem = source_file.rsplit("/", 1)[-1].split(".", 1)[0]
+    if not stem.endswith("_tester"):
+        return ""
+    return stem.removesuffix("_tester").removeprefix("analyzer_")
+
+
+# -- values ---------------------------------------------------------------------------
+
+
+def _at_line_end(line: str, pos: int) -> bool:
+    return pos < 0 or not line[pos:].strip()
+
+
+def _read_value(num: str | None, unit: str | None, at_end: bool) -> tuple[float, str] | str:
+    """(value in ms, "ms") or the reason it cannot be read.
+
+    ``at_end``: nothing follows the number on its line, so "6." or a missing unit means
+    the line was cut there.
+    """
+    if not num:
+        return "no latency value (line cut?)"
+    if num.endswith(".") and at_end:
+        return f"latency value {num!r} is cut"
+    if not unit:
+        return f"latency value {num!r} has no unit" + (" (line cut)" if at_end else "")
+    try:
+        q = normalise(float(num), unit)
+    except UnitError as e:
+        return str(e)
+    if q.kind != "time":
+        return f"unit {unit!r} is not a time"
+    return q.value, q.unit
+
+
+def _number(text: str) -> int | float | str:
+    """A written value as its type: "1" -> 1, "1.05" -> 1.05, anything else as written."""
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _key_values(text: str) -> dict[str, str]:
+    """Fields of a "key: value, key: value" line: "thread id: 0" -> {"thread_id": "0"}."""
+    out: dict[str, str] = {}
+    for m in _KEY_VALUE.finditer(text):
+        key = "_".join(m.group("key").lower().split())
+        out[key] = m.group("value").strip()
+    return out
+
+
+# -- multi-thread helper --------------------------------------------------------------
+
+# Keys of the helper line that tell series apart, and those that only describe the value.
+_HELPER_PARAMS = ("batch_size", "threads", "data_type")
+_HELPER_STATS = ("thread_id", "repeat", "repetitions", "iterations", "fps")
+
+
+def _helper_line(number: int, line: str, m: re.Match[str]) -> Item:
+    pairs = _key_values(m.group("body"))
+    key = "latency" if "latency" in pairs else "sample_latency"
+    if not m.group("close"):
+        # No closing "======": the line is cut, so its last field may be partial.
+        last = next(reversed(pairs), "")
+        if last == key:
+            return Problem(number, "helper line is cut in its latency value", line, NAME)
+        pairs.pop(last, None)
+    v = _VALUE.fullmatch(pairs.get(key, ""))
+    value = _read_value(v and v.group("num"), v and v.group("unit"), False)
+    if isinstance(value, str):
+        return Problem(number, f"helper line: {value}", line, NAME)
+    params = {k: _number(pairs[k]) for k in _HELPER_PARAMS if k in pairs}
+    stats: dict[str, Any] = {k: _number(pairs[k]) for k in _HELPER_STATS if k in pairs}
+    batch = _VALUE.fullmatch(pairs.get("batch_latency", ""))
+    if batch:
+        batch_ms = _read_value(batch.group("num"), batch.group("unit"), False)
+        if isinstance(batch_ms, tuple):
+            stats["batch_latency"] = batch_ms[0]
+    return Measurement(
+        benchmark="",
+        metric="latency",
+        value=value[0],
+        unit=value[1],
+        params=params,
+        stats=stats,
+        line=number,
+        raw=line,
+    )
+
+
+# -- inference demo summary -----------------------------------------------------------
+
+
+def _demo_line(doc: DocText, start: int, line: str, m: re.Match[str]) -> Iterator[Item]:
+    number = doc.line_at(start)
+    value = _read_value(m.group("num"), m.group("unit"), _at_line_end(line, m.end("num")))
+    if isinstance(value, str):
+        yield Problem(number, f"demo summary: {value}", line, NAME)
+        return
+    benchmark, device, params = _demo_context(doc.text, start)
+    yield Measurement(
+        benchmark=benchmark,
+        metric="latency",
+        value=value[0],
+        unit=value[1],
+        device=device,
+        params=params,
+        stats={"statistic": "average"},
+        line=number,
+        raw=line,
+    )
+    if m.group("qps") is None:
+        return
+    qps = m.group("qnum")
+    try:
+        if not qps or (qps.endswith(".") and _at_line_end(line, m.end("qnum"))):
+            raise UnitError(f"QPS value {qps!r} is missing or cut")
+        q = normalise(float(qps), "qps")
+    except UnitError as e:
+        yield Problem(number, f"demo summary: {e}", line, NAME)
+        return
+    yield Measurement(
+        benchmark=benchmark,
+        metric="throughput",
+        value=q.value,
+        unit=q.unit,
+        direction="higher",
+        device=device,
+        params=dict(params),
+        line=number,
+        raw=line,
+    )
+
+
+def _demo_context(text: str, line_start: int) -> tuple[str, str, dict[str, Any]]:
+    """Benchmark, device and params from the nearest "Model name:" line above the summary."""
+    window = line_start
+    for _ in range(DEMO_CONTEXT_LINES):
+        if window == 0:
+            break
+        window = text.rfind("\n", 0, window - 1) + 1
+    at = text.rfind("Model name", window, line_start)
+    if at < 0:
+        return "", "", {}
+    end = text.find("\n", at)
+    pairs = _key_values(text[at : end if end >= 0 else len(text)])
+    params: dict[str, Any] = {}
+    for key, name in (("batch_size", "batch_size"), ("thread_num", "threads")):
+        number = _number(pairs.get(key, ""))
+        if isinstance(number, int):
+            params[name] = number
+    device = pairs.get("device", "")
+    # "cpu" / "gpu" as the other formats spell devices; anything longer as written.
+    return pairs.get("model_name", ""), device.upper() if len(device) <= 4 else device, params

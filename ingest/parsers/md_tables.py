@@ -1,0 +1,904 @@
+"""Markdown (GitHub-flavoured) tables: phase tables, results tables, op comparison tables.
+
+FORMATS.md section 4. A table is a header row, a separator row (``|---|``, ``| :-- |``) and
+data rows. The scan looks for separator rows only, with a pattern led by "\n" (a separator
+always starts a line below its header), so a large log with pipes but no table costs one
+regex pass at line starts; each separator found is checked, and then the header line
+above it and the rows below it are read.
+
+Three kinds are told apart by their key column:
+
+- phase table: a version/label column (版本, version, 阶段, step...) and a value column with a
+  unit in its header; yields one Phase with a Milestone per row;
+- op comparison table: first column op/api/name, value headers "<framework>-<metric> (ms)";
+  yields a Measurement per cell with benchmark "op/<name>";
+- results table: first column a dimension (Threads, batch_size, seq_len...) or a model;
+  yields a Measurement per numeric cell of each value column.
+
+A table led by none of these is ordinary prose (a file list, a plan) and is skipped
+without a word, unless it holds values with units, which get a warning. Separator-less
+pipe tables (FORMATS.md quotes one) are read when their header names a unit, because
+without the separator the unit is the only sign that the lines are a table; they are read
+only when they are of a known kind (no warning), since ASCII tables of other tools look
+the same.
+
+The helpers without a leading underscore are shared with ws_tables (same vocabulary of
+headers, dimensions and statuses).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal, cast
+
+from ingest.text import DocText
+from perfboard.model import (
+    Direction,
+    Item,
+    Measurement,
+    Milestone,
+    ParamValue,
+    Phase,
+    Problem,
+    Status,
+)
+from perfboard.units import Quantity, UnitError, normalise, split_number, unit_in_header
+
+NAME = "md_tables"
+ANCHORS = ("|",)
+
+# How far above a table its heading and bullet list may be (a comment, not a whole log).
+CONTEXT_WINDOW = 64 * 1024
+
+# ---------------------------------------------------------------------------------------
+# Vocabulary shared with ws_tables
+# ---------------------------------------------------------------------------------------
+
+# Dimension column names (lower case, NFKC) -> the params key they become.
+DIMENSIONS: dict[str, str] = {
+    "threads": "threads",
+    "thread": "threads",
+    "thread_num": "threads",
+    "num_threads": "threads",
+    "线程数": "threads",
+    "线程": "threads",
+    "batch_size": "batch_size",
+    "batchsize": "batch_size",
+    "batch size": "batch_size",
+    "batch": "batch_size",
+    "bs": "batch_size",
+    "seq_len": "seq_len",
+    "seqlen": "seq_len",
+    "max_seq_len": "seq_len",
+    "max_seqlen": "seq_len",
+    "seq len": "seq_len",
+    "sequence length": "seq_len",
+    "sequence_length": "seq_len",
+    "序列长度": "seq_len",
+}
+
+_OOM_WORDS = ("显存不足", "内存不足", "oom", "out of memory", "outofmemory")
+_ERROR_WORDS = ("error", "failed", "fail", "crash", "失败", "报错", "出错")
+# Cells that mean "no value here" (not a problem, not a status).
+_EMPTY_CELLS = frozenset({"", "-", "--", "—", "–", "/", "n/a", "na", "none"})
+
+_FRAMEWORKS: dict[str, str] = {
+    "paddle": "paddle",
+    "paddlepaddle": "paddle",
+    "tensorflow": "tensorflow",
+    "tf": "tensorflow",
+    "pytorch": "pytorch",
+    "torch": "pytorch",
+    "mxnet": "mxnet",
+    "onnxruntime": "onnxruntime",
+    "openvino": "openvino",
+}
+_FRAMEWORK_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_FRAMEWORKS) + r")(?![a-z0-9])")
+_PRECISION_WORD = re.compile(
+    r"(?<![a-z0-9])(fp32|fp16|bf16|int8|int4|tf32|float32|float16)(?![0-9])"
+)
+_PRECISIONS = {"float32": "fp32", "float16": "fp16"}
+_QUANT_WORD = re.compile(r"(?<![a-z])(qat|ptq)(?![a-z])")
+
+# Ordered: the first pattern found in a header names the metric.
+_METRIC_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"gpu[_ ]?mem|显存"), "gpu_memory"),
+    (re.compile(r"mem(?:ory)?(?![a-z])|内存"), "memory"),
+    (re.compile(r"gpu[_ ]?time"), "gpu_time"),
+    (re.compile(r"total[_ ]?time"), "total_time"),
+    (re.compile(r"latency|延迟|时延|耗时"), "latency"),
+    (re.compile(r"throughput|吞吐"), "throughput"),
+    (re.compile(r"(?<![a-z])qps(?![a-z])"), "qps"),
+    (re.compile(r"(?<![a-z])fps(?![a-z])"), "fps"),
+)
+_DEFAULT_METRIC = {"time": "latency", "throughput": "throughput", "memory": "memory"}
+
+# Headers that are a unit on their own ("QPS", "FPS") and units written in Chinese.
+_BARE_UNIT_HEADERS = {"qps": "qps", "fps": "fps"}
+_CHINESE_UNITS = {"毫秒": "ms", "微秒": "us", "纳秒": "ns", "秒": "s"}
+_CHINESE_UNIT = re.compile(r"[(\[]\s*(毫秒|微秒|纳秒|秒)\s*[)\]]")
+_SLASH_UNIT = re.compile(r"[/_](ms|us|ns|s|mb|gb)\s*$", re.I)
+
+
+def norm_header(header: str) -> str:
+    """Lookup spelling of a header: lower case, inner spaces collapsed, no markup."""
+    return " ".join(header.strip().strip("*`").lower().split())
+
+
+def header_unit(header: str) -> str:
+    """The unit a header names, as written ("ms", "MB", "qps"), or "" when it names none."""
+    unit = unit_in_header(header)
+    if unit:
+        return unit
+    low = norm_header(header)
+    if low in _BARE_UNIT_HEADERS:
+        return _BARE_UNIT_HEADERS[low]
+    m = _CHINESE_UNIT.search(header)
+    if m:
+        return _CHINESE_UNITS[m.group(1)]
+    m = _SLASH_UNIT.search(header)
+    return m.group(1) if m else ""
+
+
+def unit_kind(unit: str) -> str:
+    """ "ms" -> "time", "MB" -> "memory", "x" -> "ratio"; "" for unknown units."""
+    try:
+        return normalise(1.0, unit).kind
+    except UnitError:
+        return ""
+
+
+def metric_for(header: str, kind: str) -> str:
+    """A metric name from header words; a time with no metric word is a latency."""
+    low = norm_header(header)
+    for pattern, metric in _METRIC_WORDS:
+        if pattern.search(low):
+            return metric
+    return _DEFAULT_METRIC.get(kind, kind or "value")
+
+
+def framework_in(header: str) -> str | None:
+    m = _FRAMEWORK_WORD.search(norm_header(header))
+    return _FRAMEWORKS[m.group(1)] if m else None
+
+
+def precision_params(header: str) -> dict[str, ParamValue]:
+    """ "QAT INT8 Latency (ms)" -> {"precision": "int8", "quantization": "qat"}."""
+    low = norm_header(header)
+    params: dict[str, ParamValue] = {}
+    m = _PRECISION_WORD.search(low)
+    if m:
+        params["precision"] = _PRECISIONS.get(m.group(1), m.group(1))
+    m = _QUANT_WORD.search(low)
+    if m:
+        params["quantization"] = m.group(1)
+    return params
+
+
+def dimension_key(header: str) -> str | None:
+    """ "Threads" -> "threads", "bs" -> "batch_size"; None if not a dimension header."""
+    low = norm_header(header)
+    low = re.sub(r"\s*\(.*\)$", "", low)  # "batch_size (samples)" still names a batch size
+    return DIMENSIONS.get(low)
+
+
+_LEADING_NUMBER = re.compile(r"\s*(\d+(?:\.\d+)?)(?![\d.])")
+
+
+def dimension_value(cell: str) -> int | float | None:
+    """ "4 threads" -> 4, "128" -> 128, "0.5" -> 0.5; None when the cell holds no number."""
+    m = _LEADING_NUMBER.match(cell)
+    if not m:
+        return None
+    number = float(m.group(1))
+    return int(number) if number.is_integer() else number
+
+
+def is_empty_cell(cell: str) -> bool:
+    return cell.strip().lower() in _EMPTY_CELLS
+
+
+def status_of(cell: str) -> Status | None:
+    """ "显存不足" / "OOM" -> "oom", "failed" -> "error"; None for anything else."""
+    low = cell.strip().lower()
+    if any(word in low for word in _OOM_WORDS):
+        return "oom"
+    if any(word in low for word in _ERROR_WORDS):
+        return "error"
+    return None
+
+
+_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def read_quantity(cell: str, default_unit: str) -> Quantity:
+    """A cell's value in the canonical unit; the cell's own unit wins over the header's.
+
+    Raises UnitError (with a reason fit for a Problem) for text, unknown units, NaN,
+    negative or absurd values.
+    """
+    text = cell.strip()
+    if _THOUSANDS.match(text):
+        text = text.replace(",", "")
+    split = split_number(text)
+    if split is None:
+        raise UnitError(f"{cell.strip()!r} is not a number")
+    number, unit = split
+    unit = unit or default_unit
+    if not unit:
+        raise UnitError(f"{cell.strip()!r} has no unit and its header names none")
+    return normalise(number, unit)
+
+
+# ---------------------------------------------------------------------------------------
+# Finding tables
+# ---------------------------------------------------------------------------------------
+
+# Scans are led by "\n": a table line starts a line, and matching only at line starts
+# is several times faster on a log full of "|" than matching at every pipe.
+# A separator row always follows its header line, so it always comes after a "\n".
+_SEP_HINT = re.compile(r"\n[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\||$)", re.M)
+_SEP_CELL = re.compile(r":?-+:?")
+# Separator-less tables: a pipe row naming a unit in parentheses (checked after the match).
+_UNIT_HEADER_BODY = r"[ \t]*\|[^\n]*\([ \t]*[A-Za-zµμ%/]+[ \t]*\)"
+_UNIT_HEADER_HINT = re.compile(r"\n" + _UNIT_HEADER_BODY)
+_UNIT_HEADER_FIRST = re.compile(_UNIT_HEADER_BODY)
+_PIPE = re.compile(r"(?<!\\)\|")
+_BLANK_TAIL = re.compile(r"\s*\Z")  # matched in place: no copy of a large text's tail
+
+
+def split_cells(line: str) -> tuple[list[str], bool]:
+    """Cells of a pipe row and whether the row ends with a closing pipe."""
+    s = line.strip()
+    closed = len(s) > 1 and s.endswith("|") and not s.endswith("\\|")
+    if s.startswith("|"):
+        s = s[1:]
+    if closed:
+        s = s[:-1]
+    return [c.strip().replace("\\|", "|") for c in _PIPE.split(s)], closed
+
+
+def _separator_width(line: str) -> int:
+    """Number of cells of a separator row, 0 if the line is not one."""
+    if "|" not in line or "-" not in line:
+        return 0
+    cells, _ = split_cells(line)
+    while len(cells) > 1 and cells[-1] == "":
+        cells.pop()  # "|---|---| " and an extra empty cell after the closing pipe
+    return len(cells) if all(_SEP_CELL.fullmatch(c) for c in cells) else 0
+
+
+@dataclass(slots=True)
+class _Row:
+    line: int
+    raw: str
+    cells: list[str]
+    closed: bool
+
+
+@dataclass(slots=True)
+class _Table:
+    header: list[str]
+    header_line: int
+    header_raw: str
+    header_start: int  # offset of the header line
+    end: int  # offset just past the last line of the table
+    rows: list[_Row] = field(default_factory=list)
+    separated: bool = True  # has a |---| row (else found by a unit in its header)
+    ends_text: bool = False  # nothing but blanks after the table: a cut document?
+
+
+def parse(doc: DocText) -> Iterator[Item]:
+    """Every markdown table in the document that holds phases or measurements."""
+    tables = list(_separated_tables(doc))
+    spans = [(t.header_start, t.end) for t in tables]
+    tables += _unseparated_tables(doc, spans)
+    tables.sort(key=lambda t: t.header_start)
+    for table in tables:
+        items = _read_table(doc, table)
+        # Items of one table come in row order; a stable sort keeps a Phase before the
+        # Problems of its rows (same line as its header).
+        yield from sorted(items, key=lambda item: item.line)
+
+
+def _separated_tables(doc: DocText) -> Iterator[_Table]:
+    text = doc.text
+    resume = 0  # offset past the last table read: separators before it are its own
+    for m in _SEP_HINT.finditer(text):
+        start = m.start() + 1
+        if start < resume:
+            continue
+        end = doc.line_bounds(start)[1]
+        width = _separator_width(text[start:end])
+        if not width:
+            continue
+        header_start = text.rfind("\n", 0, start - 1) + 1
+        header_raw = text[header_start : start - 1]
+        if "|" not in header_raw or _separator_width(header_raw):
+            continue
+        header, _ = split_cells(header_raw)
+        while len(header) > width and header[-1] == "":
+            header.pop()
+        table = _Table(header, doc.line_at(header_start), header_raw, header_start, end)
+        if end < len(text):
+            _read_rows(doc, table, end + 1)
+        resume = table.end + 1
+        yield table
+
+
+def _unseparated_tables(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[_Table]:
+    """Pipe tables written without a separator row, found by a unit in a header cell."""
+    text = doc.text
+    starts = [0] if _UNIT_HEADER_FIRST.match(text) else []
+    resume = 0
+    for start in itertools.chain(starts, (m.start() + 1 for m in _UNIT_HEADER_HINT.finditer(text))):
+        end = doc.line_bounds(start)[1]
+        if start < resume or end >= len(text) or any(a <= start <= b for a, b in spans):
+            continue  # a line of a table already read, or the last line of the text
+        raw = text[start:end]
+        header, _ = split_cells(raw)
+        if not any(header_unit(h) for h in header[1:]):
+            continue
+        next_end = text.find("\n", end + 1)
+        next_line = text[end + 1 : len(text) if next_end < 0 else next_end]
+        if "|" not in next_line or _separator_width(next_line):
+            continue  # not followed by a row (or a separated table: the other scan reads it)
+        table = _Table(header, doc.line_at(start), raw, start, end, separated=False)
+        _read_rows(doc, table, end + 1)
+        resume = table.end + 1
+        yield table
+
+
+def _read_rows(doc: DocText, table: _Table, pos: int) -> None:
+    """Append the rows that follow a header/separator; stop at the first non-table line."""
+    ends = [table.end]
+    for number, start, line in doc.lines_from(pos):
+        if "|" not in line or not line.strip():
+            break
+        if _separator_width(line):
+            # A second table right below: its header is our last row; give it back.
+            if table.rows:
+                table.rows.pop()
+                ends.pop()
+            break
+        cells, closed = split_cells(line)
+        table.rows.append(_Row(number, line, cells, closed))
+        ends.append(start + len(line))
+    table.end = ends[-1]
+    table.ends_text = _BLANK_TAIL.match(doc.text, table.end) is not None
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a table
+# ---------------------------------------------------------------------------------------
+
+_OP_KEYS = frozenset({"op", "ops", "api", "name", "op_name", "op name", "operator", "算子"})
+_MODEL_KEYS = frozenset({"model", "models", "模型", "benchmark", "network", "net"})
+_LABEL_KEYS = frozenset({"版本", "版本号", "阶段", "里程碑", "步骤", "序号"}) | frozenset(
+    {"version", "ver", "milestone", "step", "stage", "phase", "iteration", "round"}
+)
+
+
+def _read_table(doc: DocText, table: _Table) -> list[Item]:
+    """Items of one table, or nothing for a table that holds no values (prose, a file list)."""
+    row_problems: list[Item] = []
+    rows = _checked_rows(table, row_problems)
+    keys = [norm_header(h) for h in table.header]
+    if keys[0] in _OP_KEYS:
+        items = _op_table(table, rows)
+    elif any(k in _LABEL_KEYS for k in keys):
+        items = _phase_table(doc, table, rows)
+    elif dimension_key(table.header[0]) or keys[0] in _MODEL_KEYS:
+        items = _results_table(table, rows)
+    elif table.separated and any(
+        header_unit(h) and unit_kind(header_unit(h)) != "ratio" for h in table.header
+    ):
+        reason = (
+            f"table with values in {_units_named(table)} but its first column "
+            f"{table.header[0]!r} is not a version, dimension, model or op: not read"
+        )
+        return [_problem(table.header_line, reason, table.header_raw, "warning")]
+    else:
+        items = None
+    # Broken rows matter only in a table that holds values.
+    return [] if items is None else row_problems + items
+
+
+def _units_named(table: _Table) -> str:
+    return ", ".join(repr(h) for h in table.header if header_unit(h))
+
+
+def _checked_rows(table: _Table, items: list[Item]) -> list[_Row]:
+    """Rows with exactly one cell per column; cut rows become Problems and are dropped."""
+    width = len(table.header)
+    kept: list[_Row] = []
+    for row in table.rows:
+        cells = row.cells
+        while len(cells) > width and cells[-1] == "":
+            cells.pop()  # "| - | " at the end of a row: an empty cell after the closing pipe
+        if (len(cells) < width and not row.closed) or _cut_at_end(table, row):
+            reason = f"row cut short: {len(cells)} of {width} cells"
+            if len(cells) >= width:
+                reason += ", the last one unclosed at the end of the text"
+            items.append(_problem(row.line, reason, row.raw))
+            continue
+        if len(cells) < width:
+            # A closed row with missing cells: GFM reads them as empty; say so anyway.
+            reason = f"row has {len(cells)} of {width} cells; missing cells read as empty"
+            items.append(_problem(row.line, reason, row.raw, "warning"))
+            cells += [""] * (width - len(cells))
+        elif len(cells) > width:
+            reason = f"row has {len(cells)} cells for {width} columns; extra cells ignored"
+            items.append(_problem(row.line, reason, row.raw, "warning"))
+            del cells[width:]
+        kept.append(row)
+    return kept
+
+
+def _cut_at_end(table: _Table, row: _Row) -> bool:
+    """An unclosed last row that ends the text, in a table whose rows close: cut mid-cell
+    (mid-URL) even though it has all its cells."""
+    if row is not table.rows[-1] or row.closed or not table.ends_text:
+        return False
+    others = table.rows[:-1]
+    return all(r.closed for r in others) if others else split_cells(table.header_raw)[1]
+
+
+def _problem(
+    line: int, reason: str, raw: str, severity: Literal["error", "warning"] = "error"
+) -> Problem:
+    return Problem(line=line, reason=reason, raw=raw, parser=NAME, severity=severity)
+
+
+# --- value columns (results and op tables) ----------------------------------------------
+
+
+@dataclass(slots=True)
+class _ValueColumn:
+    index: int
+    header: str
+    unit: str  # as written in the header; "" when the cells carry their own unit
+    framework: str
+    params: dict[str, ParamValue]
+    metric: str = ""  # fixed by the header (op tables); "" -> from header words and kind
+    task: str = "inference"
+
+
+_RATIO_WORDS = re.compile(r"ratio|speedup|speed-up|加速|提升|倍|gain|improvement|reduction")
+
+
+def _is_ratio_header(header: str) -> bool:
+    unit = header_unit(header)
+    return bool(_RATIO_WORDS.search(norm_header(header))) or unit_kind(unit) == "ratio"
+
+
+def _value_columns(
+    table: _Table, rows: list[_Row], skip: set[int], items: list[Item]
+) -> list[_ValueColumn]:
+    """Columns that hold measurements; a numeric column without any unit is a Problem."""
+    columns: list[_ValueColumn] = []
+    for index, header in enumerate(table.header):
+        if index in skip or _is_ratio_header(header):
+            continue  # ratios are derived: they can be recomputed from the values
+        unit = header_unit(header)
+        if not unit:
+            kinds = _cell_unit_kinds(rows, index)
+            if not kinds or kinds <= {"ratio"}:
+                continue  # a text column (notes), or ratios written as "2.99X"
+            if "" in kinds:
+                items.append(_no_unit_problem(table, header))
+                continue
+        framework = framework_in(header) or "paddle"
+        columns.append(_ValueColumn(index, header, unit, framework, precision_params(header)))
+    return columns
+
+
+def _cell_unit_kinds(rows: list[_Row], index: int) -> set[str]:
+    """Kinds of the units numeric cells carry ("" for a bare number); empty for text."""
+    kinds: set[str] = set()
+    for row in rows:
+        split = split_number(row.cells[index])
+        if split is not None:
+            kinds.add(unit_kind(split[1]) if split[1] else "")
+    return kinds
+
+
+def _no_unit_problem(table: _Table, header: str) -> Problem:
+    reason = (
+        f"column {header!r} holds numbers but names no unit (header or cells): "
+        "unit unknown, values not read"
+    )
+    return _problem(table.header_line, reason, table.header_raw)
+
+
+def _cell_item(
+    cell: str, column: _ValueColumn, row: _Row, benchmark: str, params: dict[str, ParamValue]
+) -> Item | None:
+    """One Measurement (or status, or Problem) for one cell; None for an empty cell."""
+    where = _Where(column, row, benchmark, {**params, **column.params})
+    if is_empty_cell(cell):
+        return None
+    status = status_of(cell)
+    if status is not None:
+        unit, kind, direction = _column_unit(column)
+        if not unit:
+            return _problem(row.line, f"{cell!r} in column {column.header!r}: no unit", row.raw)
+        metric = column.metric or metric_for(column.header, kind)
+        return where.measurement(metric, None, unit, direction, status)
+    try:
+        q = read_quantity(cell, column.unit)
+    except UnitError as error:
+        return _problem(row.line, f"column {column.header!r}: {error}", row.raw)
+    if q.kind == "ratio":
+        return None  # "2.99X" in a column without a ratio header: still a derived number
+    metric = column.metric or metric_for(column.header, q.kind)
+    return where.measurement(metric, q.value, q.unit, q.direction, "ok")
+
+
+def _column_unit(column: _ValueColumn) -> tuple[str, str, str]:
+    """Canonical unit, kind and direction of a column's header unit ("" if none)."""
+    try:
+        q = normalise(1.0, column.unit)
+    except UnitError:
+        return "", "", "lower"
+    return q.unit, q.kind, q.direction
+
+
+@dataclass(slots=True)
+class _Where:
+    """What a cell's place in the table says about its measurement."""
+
+    column: _ValueColumn
+    row: _Row
+    benchmark: str
+    params: dict[str, ParamValue]
+
+    def measurement(
+        self, metric: str, value: float | None, unit: str, direction: str, status: Status
+    ) -> Measurement:
+        return Measurement(
+            benchmark=self.benchmark,
+            metric=metric,
+            value=value,
+            unit=unit,
+            task=self.column.task,
+            direction=cast(Direction, direction),
+            framework=self.column.framework,
+            params=self.params,
+            status=status,
+            line=self.row.line,
+            raw=self.row.raw,
+        )
+
+
+# --- results tables ---------------------------------------------------------------------
+
+
+def _results_table(table: _Table, rows: list[_Row]) -> list[Item] | None:
+    """Dimension (or model) in the first column, a Measurement per value cell."""
+    items: list[Item] = []
+    dims = {i: k for i, h in enumerate(table.header) if (k := dimension_key(h))}
+    model_column = norm_header(table.header[0]) in _MODEL_KEYS
+    skip = set(dims) | ({0} if model_column else set())
+    columns = _value_columns(table, rows, skip, items)
+    if not columns and not items:
+        return None
+    for row in rows:
+        params: dict[str, ParamValue] = {}
+        for index, key in dims.items():
+            value = dimension_value(row.cells[index])
+            if value is None:
+                reason = f"{table.header[index]!r} cell {row.cells[index]!r} is not a number"
+                items.append(_problem(row.line, reason, row.raw))
+                break
+            params[key] = value
+        else:
+            benchmark = row.cells[0] if model_column else ""
+            for column in columns:
+                item = _cell_item(row.cells[column.index], column, row, benchmark, params)
+                if item is not None:
+                    items.append(item)
+    return items
+
+
+# --- op comparison tables ---------------------------------------------------------------
+
+_OP_HEADER = re.compile(r"^(?P<framework>[a-z]+)[-_ ](?P<metric>[a-z][a-z_ ]*?)\s*(?:\(|$)")
+_OP_CONFIG = re.compile(r"^(?P<op>.+?)-(?P<config>\d+)$")
+
+
+def _op_table(table: _Table, rows: list[_Row]) -> list[Item] | None:
+    """Op name in the first column; "<framework>-<metric> (unit)" value headers."""
+    items: list[Item] = []
+    columns = _value_columns(table, rows, {0}, items)
+    if not columns and not items:
+        return None
+    for column in columns:
+        _op_column(column)
+    for row in rows:
+        name = row.cells[0].strip("`* ")
+        if not name:
+            items.append(_problem(row.line, "op name cell is empty", row.raw))
+            continue
+        params: dict[str, ParamValue] = {}
+        m = _OP_CONFIG.match(name)
+        if m:
+            # "softmax-0": the same op under config 0 of the benchmark's config list
+            name, params["config_id"] = m.group("op"), m.group("config")
+        for column in columns:
+            item = _cell_item(row.cells[column.index], column, row, f"op/{name}", params)
+            if item is not None:
+                items.append(item)
+    return items
+
+
+def _op_column(column: _ValueColumn) -> None:
+    """ "paddle-gpu (ms)" -> framework paddle, metric gpu_time, task op-forward."""
+    low = norm_header(column.header)
+    column.task = "op-backward" if "backward" in low else "op-forward"
+    m = _OP_HEADER.match(low)
+    if m and m.group("framework") in _FRAMEWORKS:
+        column.framework = _FRAMEWORKS[m.group("framework")]
+        metric = m.group("metric").replace("backward", "").strip(" _-").replace(" ", "_")
+        if metric:
+            column.metric = metric if metric.endswith("time") else f"{metric}_time"
+
+
+# --- phase tables -----------------------------------------------------------------------
+
+_DATE_KEYS = frozenset({"记录时间", "记录日期", "日期", "测试时间", "测试日期", "date", "time"})
+_PR_KEYS = frozenset({"pr", "prs", "pull request", "pr链接", "pr link", "链接", "link"})
+_DESC_KEYS = frozenset({"版本描述", "描述", "说明", "优化内容", "内容", "备注"}) | frozenset(
+    {"description", "desc", "changes", "change", "notes", "note", "summary"}
+)
+_SPEEDUP_WORDS = re.compile(r"加速|效果|提升|降低|speedup|speed-up|gain|improvement|reduction")
+
+
+@dataclass(slots=True)
+class _PhaseColumns:
+    label: int
+    value: int
+    date: int | None = None
+    pr: int | None = None
+    description: int | None = None
+    speedup: int | None = None
+
+
+def _phase_table(doc: DocText, table: _Table, rows: list[_Row]) -> list[Item] | None:
+    """One Phase from a version/value table, named and described by the text above it."""
+    items: list[Item] = []
+    columns = _phase_columns(table, rows, items)
+    if columns is None:
+        return items or None
+    value_header = table.header[columns.value]
+    unit = header_unit(value_header)
+    q = normalise(1.0, unit)
+    phase = Phase(
+        name="",
+        metric=metric_for(value_header, q.kind),
+        unit=q.unit,
+        value_header=value_header,
+        line=table.header_line,
+    )
+    _describe_phase(doc, table, phase, items)
+    for ordinal, row in enumerate(rows):
+        phase.milestones.append(_milestone(ordinal, row, columns, unit, items))
+    _compare(phase.milestones, q.direction)
+    return [phase, *items]
+
+
+def _phase_columns(table: _Table, rows: list[_Row], items: list[Item]) -> _PhaseColumns | None:
+    keys = [norm_header(h) for h in table.header]
+    label = next(i for i, k in enumerate(keys) if k in _LABEL_KEYS)
+    roles: dict[str, int] = {}
+    values: list[int] = []
+    for index, (key, header) in enumerate(zip(keys, table.header, strict=True)):
+        if index == label:
+            continue
+        unit = header_unit(header)
+        if unit and unit_kind(unit) not in ("", "ratio"):
+            values.append(index)
+        elif key in _PR_KEYS:
+            roles.setdefault("pr", index)
+        elif key in _DESC_KEYS:
+            roles.setdefault("description", index)
+        elif key in _DATE_KEYS:
+            roles.setdefault("date", index)
+        elif dimension_key(header):
+            continue  # a batch size or thread count beside the value: not a value
+        elif _SPEEDUP_WORDS.search(key) or unit_kind(unit) == "ratio":
+            roles.setdefault("speedup", index)
+        elif _cell_unit_kinds(rows, index) & {""}:
+            items.append(_no_unit_problem(table, header))
+    if not values:
+        return None
+    for extra in values[1:]:
+        reason = f"phase table: second value column {table.header[extra]!r} not read"
+        items.append(_problem(table.header_line, reason, table.header_raw, "warning"))
+    return _PhaseColumns(label, values[0], **roles)
+
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+(.*?)[ \t]*$", re.M)
+_OWNER_KEYS = frozenset({"负责人", "负责", "责任人", "owner", "owners", "assignee"})
+_PLATFORM_KEYS = frozenset(
+    {"gpu平台信息", "gpu平台", "平台信息", "平台", "platform", "gpu", "device", "硬件", "硬件信息"}
+)
+_SOFTWARE_KEYS = frozenset(
+    {"软件信息", "软件", "软件环境", "测试环境", "环境", "software", "environment", "env"}
+)
+
+
+def _describe_phase(doc: DocText, table: _Table, phase: Phase, items: list[Item]) -> None:
+    """Name from the nearest heading above; owner, platform, software from its bullets."""
+    window_start = max(0, table.header_start - CONTEXT_WINDOW)
+    above = doc.text[window_start : table.header_start]
+    headings = list(_HEADING.finditer(above))
+    heading = headings[-1] if headings else None  # the nearest one
+    if heading is None:
+        phase.name = doc.meta.title
+        reason = "phase table has no heading above it: phase named after the document"
+        items.append(_problem(table.header_line, reason, table.header_raw, "warning"))
+        bullets = above
+    else:
+        phase.name = heading.group(1).strip("*` ")
+        bullets = above[heading.end() :]
+    for key, value in bullet_pairs(bullets):
+        if key in _OWNER_KEYS and not phase.owner:
+            phase.owner = ", ".join(re.findall(r"@?([^\s@,，、]+)", value))
+        elif key in _PLATFORM_KEYS and not phase.platform:
+            phase.platform = value
+        elif key in _SOFTWARE_KEYS and not phase.software:
+            phase.software = value
+
+
+def bullet_pairs(text: str) -> list[tuple[str, str]]:
+    """("key", "value") of "- key: value" bullets; a key with nested bullets and no value
+    gets them joined with ", " ("- 软件信息:" over "    - CUDA 10.0" -> "CUDA 10.0")."""
+    bullets = [(len(m.group(1).expandtabs(4)), m.group(2)) for m in _BULLET.finditer(text)]
+    pairs: list[tuple[str, str]] = []
+    for index, (indent, content) in enumerate(bullets):
+        key, colon, value = content.partition(":")
+        if not colon:
+            continue
+        value = value.strip()
+        if not value:
+            nested = []
+            for child_indent, child in bullets[index + 1 :]:
+                if child_indent <= indent:
+                    break
+                nested.append(child)
+            value = ", ".join(nested)
+        pairs.append((norm_header(key).replace(" ", ""), value))
+    return pairs
+
+
+def _milestone(
+    ordinal: int, row: _Row, columns: _PhaseColumns, unit: str, items: list[Item]
+) -> Milestone:
+    cells = row.cells
+
+    def cell(index: int | None) -> str:
+        return cells[index] if index is not None else ""
+
+    ms = Milestone(ordinal, cells[columns.label], None, line=row.line, raw=row.raw)
+    ms.description = cell(columns.description)
+    value = cells[columns.value]
+    if not is_empty_cell(value):
+        try:
+            ms.value = read_quantity(value, unit).value
+        except UnitError as error:
+            items.append(_problem(row.line, f"milestone {ms.label!r}: {error}", row.raw))
+    _read_date(ms, cell(columns.date), items)
+    _read_pr(ms, cell(columns.pr), items)
+    _read_reported(ms, cell(columns.speedup), items)
+    return ms
+
+
+_DATE = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?")
+
+
+def parse_date(text: str) -> date | None:
+    """ "2020-02-04", "2020/2/4", "2019年12月24日" -> a date; None if none or invalid."""
+    m = _DATE.search(text)
+    if not m:
+        return None
+    try:
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def _read_date(ms: Milestone, cell: str, items: list[Item]) -> None:
+    if is_empty_cell(cell):
+        return
+    day = parse_date(cell)
+    if day is None:
+        reason = f"milestone {ms.label!r}: date {cell!r} not understood"
+        items.append(_problem(ms.line, reason, ms.raw, "warning"))
+    else:
+        ms.date = day.isoformat()
+
+
+_PR_URL = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/pull/(\d+)")
+_PR_REF = re.compile(r"^(?:([\w.-]+/[\w.-]+))?#?(\d+)$")
+
+
+def _read_pr(ms: Milestone, cell: str, items: list[Item]) -> None:
+    """A PR as a GitHub URL, "owner/repo#N", "#N" or a bare number."""
+    text = cell.strip().strip("[]()<>")
+    if is_empty_cell(text):
+        return
+    m = _PR_URL.search(text)
+    if m:
+        ms.pr_repo, ms.pr_number = m.group(1), int(m.group(2))
+        ms.pr_url = f"https://github.com/{ms.pr_repo}/pull/{ms.pr_number}"
+        return
+    m = _PR_REF.match(text)
+    if m:
+        ms.pr_repo, ms.pr_number = m.group(1), int(m.group(2))
+        return
+    reason = f"milestone {ms.label!r}: PR {cell!r} not understood"
+    items.append(_problem(ms.line, reason, ms.raw, "warning"))
+
+
+_PERCENT = re.compile(r"([-+]?\d+(?:\.(\d+))?)\s*%")
+_TIMES = re.compile(r"([-+]?\d+(?:\.(\d+))?)\s*[xX×倍]")
+
+
+def _read_reported(ms: Milestone, cell: str, items: list[Item]) -> None:
+    """ "5%" is a reduction against the previous row, "1.36x" a speedup."""
+    ms.reported_speedup_raw = cell
+    if is_empty_cell(cell):
+        return
+    m = _TIMES.search(cell)
+    if m:
+        ms.reported_speedup = float(m.group(1))
+        return
+    m = _PERCENT.search(cell)
+    if m:
+        ms.reported_reduction = float(m.group(1)) / 100
+        return
+    reason = f"milestone {ms.label!r}: speedup {cell!r} not understood"
+    items.append(_problem(ms.line, reason, ms.raw, "warning"))
+
+
+def _compare(milestones: list[Milestone], direction: str) -> None:
+    """Computed reduction/speedup against the previous milestone that has a value."""
+    prev: float | None = None
+    for ms in milestones:
+        if ms.value is None:
+            continue
+        if prev is not None and prev > 0 and ms.value > 0:
+            if direction == "lower":
+                ms.computed_reduction = (prev - ms.value) / prev
+                ms.computed_speedup = prev / ms.value
+            else:
+                # Higher is better (throughput): the "reduction" field holds the relative
+                # gain, so that a reported "+5%" compares like for like.
+                ms.computed_reduction = (ms.value - prev) / prev
+                ms.computed_speedup = ms.value / prev
+            ms.disagrees = _disagrees(ms)
+        prev = ms.value
+
+
+def _disagrees(ms: Milestone) -> bool:
+    """Reported and computed differ by more than the rounding of the written figure."""
+    if ms.reported_speedup is not None and ms.computed_speedup is not None:
+        m = _TIMES.search(ms.reported_speedup_raw)
+        tolerance = _half_unit(m.group(2) if m else None)
+        return abs(ms.reported_speedup - ms.computed_speedup) > tolerance
+    if ms.reported_reduction is not None and ms.computed_reduction is not None:
+        m = _PERCENT.search(ms.reported_speedup_raw)
+        tolerance = _half_unit(m.group(2) if m else None) / 100
+        return abs(ms.reported_reduction - ms.computed_reduction) > tolerance
+    return False
+
+
+def _half_unit(decimals: str | None) -> float:
+    """Half a unit of the last written digit ("5" -> 0.5, "1.36" -> 0.005), plus float slack."""
+    return 0.5 * 10 ** -len(decimals or "") + 1e-9

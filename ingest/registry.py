@@ -1,0 +1,58 @@
+"""Which parsers read which kind of document.
+
+``python -m ingest KIND PATH...``: ``auto`` runs every parser (documents mix formats);
+the explicit kinds run only theirs, for when a user knows what a file is and wants
+anything else in it ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import cache
+from types import ModuleType
+
+from ingest.gate import AnchorGate
+from ingest.parsers import (
+    analysis,
+    latency,
+    md_tables,
+    nvprof,
+    opbench,
+    passes,
+    profiler,
+    ws_tables,
+)
+from ingest.text import DocText
+from perfboard.model import Item
+
+PARSERS: dict[str, ModuleType] = {
+    module.NAME: module
+    for module in (latency, passes, profiler, nvprof, md_tables, ws_tables, opbench, analysis)
+}
+
+KINDS: dict[str, tuple[str, ...]] = {
+    "auto": tuple(PARSERS),
+    "logs": ("latency", "passes", "analysis"),
+    "tables": ("md_tables", "ws_tables"),
+    "profiles": ("profiler", "nvprof"),
+    "opbench": ("opbench", "nvprof", "md_tables"),
+    "passes": ("passes",),
+    "analysis": ("analysis",),
+}
+# "results" (perfboard's own format) has its own bulk reader: ingest/results.py.
+RESULTS_KIND = "results"
+
+ParseFn = Callable[[DocText], Iterator[Item]]
+
+
+def parsers_for(kind: str) -> list[tuple[str, ParseFn]]:
+    """(name, parse) of each parser of a kind, in a fixed order."""
+    if kind not in KINDS:
+        raise KeyError(kind)
+    return [(name, PARSERS[name].parse) for name in KINDS[kind]]
+
+
+@cache
+def gate_for(kind: str) -> AnchorGate:
+    """The anchor gate of a kind's parsers (compiled once per process)."""
+    return AnchorGate({name: tuple(PARSERS[name].ANCHORS) for name in KINDS[kind]})

@@ -1,0 +1,375 @@
+"""perfboard's own result format (docs/results-format.md): JSON Lines or CSV, one
+measurement per record, every field of a series and a measurement spelled out.
+
+Reading is bulk: DuckDB's own read_json / read_csv load the file into a staging table,
+the checks are one SQL query, and the rows go to the store with INSERT ... SELECT. Only
+a file that DuckDB cannot read (a line that is not JSON) goes through Python, line by
+line, so that the error names the line; its good lines still take the bulk path.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from ingest.save import (
+    SaveResult,
+    SourceInfo,
+    begin_source,
+    ensure_series,
+    prior_state,
+    write_problems,
+)
+from perfboard.model import DIRECTIONS, STATUSES, Problem, canonical_json, series_key
+
+SCHEMA_ID = "perfboard.result/1"
+NAME = "results"
+
+# field -> DuckDB type it is read as (scalars as text, checked and cast in SQL)
+FIELDS: dict[str, str] = {
+    "schema": "VARCHAR",
+    "project": "VARCHAR",
+    "benchmark": "VARCHAR",
+    "task": "VARCHAR",
+    "metric": "VARCHAR",
+    "unit": "VARCHAR",
+    "direction": "VARCHAR",
+    "framework": "VARCHAR",
+    "device": "VARCHAR",
+    "params": "JSON",
+    "testbed": "JSON",
+    "version": "VARCHAR",
+    "time": "VARCHAR",
+    "value": "VARCHAR",
+    "status": "VARCHAR",
+    "samples": "VARCHAR",
+    "warmup": "VARCHAR",
+    "stats": "JSON",
+    "run": "VARCHAR",
+}
+# Must be present and non-empty ("unit" may be "": a difference or a count has none).
+REQUIRED = ("benchmark", "task", "metric", "direction", "framework", "status")
+IDENTITY = ("project", "benchmark", "task", "metric", "unit", "direction", "framework", "device")
+
+
+@dataclass(slots=True)
+class ResultsLoad:
+    """How a results file was staged: the line of each staged record, when not rowid+1."""
+
+    problems: list[Problem] = field(default_factory=list)
+    line_offset: int = 1  # JSONL: record i is on line i+1; CSV: i+2 (header)
+    line_map: str | None = None  # name of a table (rowid, line) for the Python path
+
+
+def looks_like_results(path: Path, head: bytes) -> bool:
+    """True for perfboard result files (auto mode sends them here)."""
+    first = head.lstrip().split(b"\n", 1)[0]
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        return b'"schema"' in first and SCHEMA_ID.encode() in first
+    if path.suffix.lower() == ".csv":
+        columns = first.decode("utf-8", "replace").strip().split(",")
+        return {"benchmark", "metric", "value", "status"} <= {c.strip() for c in columns}
+    return False
+
+
+def _columns_sql() -> str:
+    return "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in FIELDS.items()) + "}"
+
+
+def stage(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsLoad:
+    """Load a results file into the temp table _staging; fall back to Python on bad JSON."""
+    conn.execute("DROP TABLE IF EXISTS _staging")
+    if path.suffix.lower() == ".csv":
+        conn.execute(
+            "CREATE TEMP TABLE _staging AS SELECT * FROM read_csv(?, header = true,"
+            f" columns = {_columns_sql()}, quote = '\"', escape = '\"', auto_detect = false)",
+            [str(path)],
+        )
+        return ResultsLoad(line_offset=2)
+    try:
+        conn.execute(
+            "CREATE TEMP TABLE _staging AS SELECT * FROM read_json(?,"
+            f" format = 'newline_delimited', columns = {_columns_sql()})",
+            [str(path)],
+        )
+    except (duckdb.InvalidInputException, duckdb.ConversionException):
+        return _stage_line_by_line(conn, path)
+    staged = conn.execute("SELECT count(*) FROM _staging").fetchone()[0]
+    if staged != _record_lines(path):
+        # Blank lines make record numbers differ from line numbers: map them exactly.
+        conn.execute("DROP TABLE _staging")
+        return _stage_line_by_line(conn, path)
+    return ResultsLoad()
+
+
+def _record_lines(path: Path) -> int:
+    """Non-blank lines, counted a chunk at a time at memory speed (no loop per line)."""
+    lines = blank = 0
+    previous = b"\n"  # a blank first line counts as blank
+    last = b""
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 24), b""):
+            lines += chunk.count(b"\n")
+            blank += (
+                (previous + chunk).count(b"\n\n") if previous == b"\n" else chunk.count(b"\n\n")
+            )
+            previous = last = chunk[-1:]
+    if last and last != b"\n":
+        lines += 1  # the last record has no line end
+    return lines - blank
+
+
+def _stage_line_by_line(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsLoad:
+    """The exact path: lines that are not JSON objects become problems naming their line;
+    the good ones are staged through read_json like any file, with a map back to lines."""
+    load = ResultsLoad(line_map="_staging_lines")
+    good_lines: list[int] = []
+    with (
+        tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as out,
+        open(path, encoding="utf-8", errors="strict") as fh,
+    ):
+        for number, line in enumerate(fh, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            problem = _json_object_problem(line)
+            if problem:
+                load.problems.append(Problem(number, problem, line[:2000], NAME))
+                continue
+            out.write(line + "\n")
+            good_lines.append(number)
+    try:
+        if good_lines:
+            conn.execute(
+                "CREATE TEMP TABLE _staging AS SELECT * FROM read_json(?,"
+                f" format = 'newline_delimited', columns = {_columns_sql()})",
+                [out.name],
+            )
+        else:
+            columns = ", ".join(f'NULL::{kind} AS "{name}"' for name, kind in FIELDS.items())
+            conn.execute(f"CREATE TEMP TABLE _staging AS SELECT {columns} WHERE false")
+    finally:
+        os.unlink(out.name)
+    lines = pa.table(
+        {
+            "rowid_": pa.array(range(len(good_lines)), pa.int64()),
+            "line": pa.array(good_lines, pa.int64()),
+        }
+    )
+    conn.register("_lines_arrow", lines)
+    conn.execute("CREATE OR REPLACE TEMP TABLE _staging_lines AS SELECT * FROM _lines_arrow")
+    conn.unregister("_lines_arrow")
+    return load
+
+
+def _json_object_problem(line: str) -> str | None:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        return f"not JSON: {error.msg} at column {error.colno}"
+    return None if isinstance(record, dict) else "a record must be a JSON object"
+
+
+def _line_sql(load: ResultsLoad) -> tuple[str, str]:
+    """The SQL expression for a staged record's line, and the join that provides it."""
+    if load.line_map:
+        return "lm.line", f"JOIN {load.line_map} lm ON lm.rowid_ = st.rowid"
+    return f"st.rowid + {load.line_offset}", ""
+
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+_MISSING = " ".join(
+    f"WHEN st.{name} IS NULL OR st.{name} = '' THEN 'missing field {name}'" for name in REQUIRED
+)
+# The first rule a record breaks, or NULL: the whole format's checks in one SQL pass.
+_CHECKS = f"""
+    CASE
+      WHEN st.schema IS NOT NULL AND st.schema <> '{SCHEMA_ID}'
+        THEN 'unknown schema ' || st.schema || ' (expected {SCHEMA_ID})'
+      {_MISSING}
+      WHEN st.direction NOT IN {_sql_list(DIRECTIONS)}
+        THEN 'direction must be lower or higher, not ' || st.direction
+      WHEN st.status NOT IN {_sql_list(STATUSES)}
+        THEN 'status must be one of {", ".join(STATUSES)}, not ' || st.status
+      WHEN st.status = 'ok' AND st.value IS NULL THEN 'status ok needs a value'
+      WHEN st.value IS NOT NULL AND TRY_CAST(st.value AS DOUBLE) IS NULL
+        THEN 'value is not a number: ' || st.value
+      WHEN st.value IS NOT NULL AND NOT isfinite(TRY_CAST(st.value AS DOUBLE))
+        THEN 'value is not finite: ' || st.value
+      WHEN st.time IS NOT NULL AND TRY_CAST(st.time AS TIMESTAMPTZ) IS NULL
+        THEN 'time is not ISO 8601: ' || st.time
+      WHEN st.samples IS NOT NULL AND TRY_CAST(st.samples AS BIGINT) IS NULL
+        THEN 'samples is not an integer: ' || st.samples
+      WHEN st.warmup IS NOT NULL AND TRY_CAST(st.warmup AS BIGINT) IS NULL
+        THEN 'warmup is not an integer: ' || st.warmup
+      WHEN st.params IS NOT NULL AND json_type(st.params) <> 'OBJECT'
+        THEN 'params must be an object'
+      WHEN st.testbed IS NOT NULL AND json_type(st.testbed) <> 'OBJECT'
+        THEN 'testbed must be an object'
+      WHEN st.stats IS NOT NULL AND json_type(st.stats) <> 'OBJECT' THEN 'stats must be an object'
+      ELSE NULL
+    END
+"""
+
+
+def check(conn: duckdb.DuckDBPyConnection, load: ResultsLoad) -> list[Problem]:
+    """Mark staged records that break the format; return them as problems with lines."""
+    line, join = _line_sql(load)
+    conn.execute("ALTER TABLE _staging ADD COLUMN _problem VARCHAR")
+    conn.execute(f"UPDATE _staging AS st SET _problem = {_CHECKS}")
+    rows = conn.execute(
+        f"SELECT {line}, st._problem FROM _staging st {join} WHERE st._problem IS NOT NULL"
+        " ORDER BY 1"
+    ).fetchall()
+    return [Problem(int(n), reason, parser=NAME) for n, reason in rows]
+
+
+def _with_raw_lines(path: Path, problems: list[Problem], limit: int = 10_000) -> list[Problem]:
+    """Give the first `limit` problems the text of their line (a pass only when needed)."""
+    wanted = {p.line: p for p in problems[:limit]}
+    if wanted:
+        last = max(wanted)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for number, line in enumerate(fh, start=1):
+                if number in wanted:
+                    wanted[number].raw = line.rstrip("\r\n")[:2000]
+                if number >= last:
+                    break
+    return problems
+
+
+def _register_series(conn: duckdb.DuckDBPyConnection, project: str) -> None:
+    """Give each distinct identity of the staged records its series key and series row."""
+    identity_sql = ", ".join(f"coalesce(st.{c}, '')" for c in IDENTITY)
+    distinct = conn.execute(
+        f"SELECT DISTINCT {identity_sql}, coalesce(st.params::VARCHAR, '{{}}'),"
+        " coalesce(st.testbed::VARCHAR, '{}') FROM _staging st WHERE st._problem IS NULL"
+    ).fetchall()
+    rows = []
+    series: dict[str, tuple[str, ...]] = {}
+    for row in distinct:
+        values = list(row)
+        if not values[0]:
+            values[0] = project
+        params = canonical_json(json.loads(values[8]))
+        testbed = canonical_json({k: str(v) for k, v in json.loads(values[9]).items()})
+        identity = (*values[:8], params, testbed)
+        key = series_key(*identity)
+        series[key] = identity
+        rows.append((*row, key))
+    ensure_series(conn, series)
+    conn.execute("DROP TABLE IF EXISTS _staging_keys")
+    columns = ", ".join(f"k{i} VARCHAR" for i in range(10))
+    conn.execute(f"CREATE TEMP TABLE _staging_keys ({columns}, series_key VARCHAR)")
+    if rows:
+        table = pa.table(
+            {f"k{i}": [r[i] for r in rows] for i in range(10)}
+            | {"series_key": [r[10] for r in rows]}
+        )
+        conn.register("_keys_arrow", table)
+        conn.execute("INSERT INTO _staging_keys SELECT * FROM _keys_arrow")
+        conn.unregister("_keys_arrow")
+
+
+def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) -> SaveResult:
+    """Ingest one results file atomically; bad records are kept as ingest errors."""
+    prior = prior_state(conn, info)
+    if prior is not None:
+        return prior
+    in_transaction = False
+    try:
+        # Staging and checks touch only temp tables, and a failed read would abort an
+        # open transaction: they come before it.
+        load = stage(conn, path)
+        problems = load.problems + _with_raw_lines(path, check(conn, load))
+        problems.sort(key=lambda p: p.line)
+        conn.execute("BEGIN TRANSACTION")
+        in_transaction = True
+        _register_series(conn, info.meta.project)
+        n_good = conn.execute("SELECT count(*) FROM _staging WHERE _problem IS NULL").fetchone()[0]
+        source_id, previous = begin_source(conn, info, NAME, n_good, len(problems))
+        line, join = _line_sql(load)
+        identity_join = " AND ".join(
+            [f"coalesce(st.{c}, '') = k.k{i}" for i, c in enumerate(IDENTITY)]
+            + [
+                "coalesce(st.params::VARCHAR, '{}') = k.k8",
+                "coalesce(st.testbed::VARCHAR, '{}') = k.k9",
+            ]
+        )
+        conn.execute(
+            "INSERT INTO measurements (series_id, source_id, run, version, measured_at, value,"
+            " status, samples, warmup, stats, line, raw)"
+            f" SELECT s.series_id, ?, coalesce(TRY_CAST(st.run AS INTEGER), 0), st.version,"
+            " (TRY_CAST(st.time AS TIMESTAMPTZ) AT TIME ZONE 'UTC'),"
+            " TRY_CAST(st.value AS DOUBLE), st.status, TRY_CAST(st.samples AS BIGINT),"
+            f" TRY_CAST(st.warmup AS BIGINT), st.stats, {line}, NULL"
+            f" FROM _staging st {join} JOIN _staging_keys k ON {identity_join}"
+            " JOIN series s ON s.series_key = k.series_key WHERE st._problem IS NULL",
+            [source_id],
+        )
+        write_problems(conn, info.meta.uri, source_id, problems)
+        conn.execute("COMMIT")
+    except BaseException:
+        if in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        for table in ("_staging", "_staging_keys", "_staging_lines"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    return SaveResult(
+        info.meta.uri,
+        "added" if previous is None else "replaced",
+        measurements=n_good,
+        previous=previous or 0,
+        problems=len(problems),
+    )
+
+
+EXPORT_SQL = f"""
+    SELECT '{SCHEMA_ID}' AS schema, s.project, s.benchmark, s.task, s.metric, s.unit,
+           s.direction, s.framework, s.device, s.params, s.testbed, m.version,
+           strftime(m.measured_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS time, m.value, m.status,
+           m.samples, m.warmup, m.stats, m.run
+    FROM measurements m JOIN series s USING (series_id)
+    ORDER BY s.series_key, m.measured_at NULLS FIRST, m.source_id, m.line
+"""
+
+
+def export(conn: duckdb.DuckDBPyConnection, out: Path, fmt: str) -> int:
+    """Write every measurement to a results file; returns how many."""
+    if fmt not in ("jsonl", "csv"):
+        raise ValueError(f"unknown export format {fmt!r}: use jsonl or csv")
+    options = "FORMAT json" if fmt == "jsonl" else "FORMAT csv, HEADER"
+    conn.execute(f"COPY ({EXPORT_SQL}) TO '{_sql_path(out)}' ({options})")
+    return conn.execute("SELECT count(*) FROM measurements").fetchone()[0]
+
+
+def _sql_path(path: Path) -> str:
+    # COPY ... TO takes no bound parameter for its target; quote it as a literal.
+    return str(path).replace("'", "''")
+
+
+def write_records(records: list[dict[str, Any]], out: Path, fmt: str = "jsonl") -> None:
+    """Write result records (a benchmark job's side of the format; used by tests/benches)."""
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        if fmt == "jsonl":
+            for record in records:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            return
+        writer = csv.DictWriter(fh, fieldnames=list(FIELDS))
+        writer.writeheader()
+        for record in records:
+            writer.writerow(
+                {k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in record.items()}
+            )

@@ -1,0 +1,228 @@
+"""What a parser cannot see from its own lines: which run, which model, which variant.
+
+A document mixes formats, and its prose says what they are: "FP32 QAT BERT" above one
+fence and "QATv1 INT8 model" above the next; a heading "fc+elementwise_add+layer_norm融合"
+above a pass log, latency lines and a profiler table of one run. After the parsers ran,
+``assemble`` splits the document into runs and fills what the parsers left empty:
+
+- a run ends where the section ends (a markdown heading) or where a record repeats one
+  the run already has (a tester prints its summary once per run, a pass sequence
+  restarts at ir_graph_build_pass, a profiler report lists an event once);
+- params named by the heading or the caption above a fence (fp32/int8/fp16, QAT, seq
+  len, batch size) are added where a parser did not set them;
+- the model comes from the parser, else another measurement of the same run (the
+  nvprof total of an op benchmark run is that op's), else the caption or heading, else
+  the document's metadata, else the model the document names most often;
+- a measurement without a time of its own takes the document's date.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ingest.text import DocText
+from perfboard.model import Found, Measurement, ParamValue
+
+UNKNOWN_BENCHMARK = "unknown"
+
+_HEADING = re.compile(r"(?m)^#{1,6}[ \t]+(.*\S)")
+_FENCE = re.compile(r"(?m)^[ \t]*(```|~~~)")
+_PRECISION = re.compile(r"\b(fp32|fp16|bf16|int8|float32|float16)\b", re.I)
+_QAT = re.compile(r"\bqat", re.I)
+# "seq_len 128", "Seqlen512", "seq128"; not the "2" of "seq2seq".
+_SEQ_LEN = re.compile(r"\bseq(?:uence)?[ _-]?len(?:gth)?[ =:_-]*(\d+)|\bseq(\d{2,})\b", re.I)
+_BATCH = re.compile(r"\b(?:bs|batch[ _-]?size)[ =:_-]*(\d+)", re.I)
+# Models the team benchmarks; the longest names first so "ernie-tiny" wins over "ernie".
+_MODELS = re.compile(
+    r"\b(ernie|bert|transformer[-_ ]?big|transformer|resnet[-_ ]?50|resnet|mobilenet(?:v[123])?"
+    r"|seq2seq|yolov3|deeplabv3|pyramid[-_ ]?dnn|gpt[-_ ]?2|vgg16|lstm)\b",
+    re.I,
+)
+_PRECISIONS = {"float32": "fp32", "float16": "fp16"}
+
+
+@dataclass(slots=True)
+class Run:
+    number: int
+    label: str
+    first_line: int
+
+
+@dataclass(slots=True)
+class _Context:
+    heading: str
+    caption: str
+    section: int
+
+
+def _model_name(text: str) -> str:
+    name = text.lower().replace(" ", "-").replace("_", "-")
+    return re.sub(r"-?(big|50)$", lambda m: "-" + m.group(1), name).replace("--", "-")
+
+
+def params_from_label(label: str) -> dict[str, ParamValue]:
+    """Variant params a heading or caption names: "QATv1 INT8 model" -> int8, qat."""
+    return dict(_params_from_label(label))
+
+
+@lru_cache(maxsize=1024)
+def _params_from_label(label: str) -> tuple[tuple[str, ParamValue], ...]:
+    params: dict[str, ParamValue] = {}
+    if not label:
+        return ()
+    if m := _PRECISION.search(label):
+        word = m.group(1).lower()
+        params["precision"] = _PRECISIONS.get(word, word)
+    if _QAT.search(label):
+        params["quantization"] = "qat"
+    if m := _SEQ_LEN.search(label):
+        params["seq_len"] = int(m.group(1) or m.group(2))
+    if m := _BATCH.search(label):
+        params["batch_size"] = int(m.group(1))
+    return tuple(params.items())
+
+
+def model_in(text: str) -> str:
+    """The model a text names, "" when none."""
+    m = _MODELS.search(text)
+    return _model_name(m.group(1)) if m else ""
+
+
+def dominant_model(text: str, limit: int = 1 << 20) -> str:
+    """The model a document names most often (its first MiB), "" when none."""
+    counts = Counter(_model_name(m.group(1)) for m in _MODELS.finditer(text, 0, limit))
+    return counts.most_common(1)[0][0] if counts else ""
+
+
+class _Contexts:
+    """Heading and fence caption in effect at each line of a document."""
+
+    def __init__(self, doc: DocText) -> None:
+        text = doc.text
+        self._headings: list[tuple[int, str]] = []
+        self._fences: list[tuple[int, int, str]] = []  # (open line, close line, caption)
+        if text.startswith("#") or "\n#" in text:
+            for m in _HEADING.finditer(text):
+                self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
+        if "```" in text or "~~~" in text:
+            self._find_fences(doc)
+
+    def _find_fences(self, doc: DocText) -> None:
+        text = doc.text
+        opened: tuple[int, str] | None = None
+        for m in _FENCE.finditer(text):
+            line = doc.line_at(m.start())
+            if opened is None:
+                opened = (line, self._caption_before(text, m.start()))
+            else:
+                self._fences.append((opened[0], line, opened[1]))
+                opened = None
+        if opened is not None:  # an unclosed fence runs to the end of the document
+            self._fences.append((opened[0], 1 << 62, opened[1]))
+
+    @staticmethod
+    def _caption_before(text: str, pos: int) -> str:
+        """The last non-blank line before a fence, if it is prose (not a heading)."""
+        end = text.rfind("\n", 0, pos)
+        while end > 0:
+            start = text.rfind("\n", 0, end) + 1
+            line = text[start:end].strip()
+            if line:
+                if line.startswith(("#", "```", "~~~")):
+                    return ""
+                return line.lstrip("-*+ ").rstrip(":：")
+            end = start - 1
+        return ""
+
+    def at(self, line: int) -> _Context:
+        heading, section = "", 0
+        for number, (heading_line, text) in enumerate(self._headings, start=1):
+            if heading_line > line:
+                break
+            heading, section = text, number
+        caption = ""
+        for open_line, close_line, text in self._fences:
+            if open_line < line < close_line:
+                caption = text
+                break
+        return _Context(heading, caption, section)
+
+
+def _record_key(item: object) -> tuple[object, ...] | None:
+    """What may occur once per run: a second occurrence starts the next run."""
+    if isinstance(item, Measurement):
+        return (
+            "m",
+            item.benchmark,
+            item.task,
+            item.metric,
+            item.framework,
+            tuple(sorted(item.params.items())),
+            item.stats.get("thread_id"),
+            item.stats.get("statistic"),
+        )
+    event = getattr(item, "event", None)
+    if event is not None:
+        return ("p", item.section, event, item.thread, item.depth)  # type: ignore[attr-defined]
+    if getattr(item, "order", None) == 0:
+        return ("pass-sequence",)
+    return None
+
+
+def assemble(doc: DocText, found: Found) -> list[Run]:
+    """Assign runs and fill context into the records of one document, in place."""
+    contexts = _Contexts(doc)
+    items = sorted(
+        [*found.measurements, *found.profile_events, *found.passes], key=lambda i: i.line
+    )
+    runs: list[Run] = []
+    seen: set[tuple[object, ...]] = set()
+    section = -1
+    doc_model = doc.meta.benchmark or dominant_model(doc.text)
+    for item in items:
+        ctx = contexts.at(item.line)
+        key = _record_key(item)
+        if not runs or ctx.section != section or (key is not None and key in seen):
+            label = " / ".join(part for part in (ctx.heading, ctx.caption) if part)
+            runs.append(Run(len(runs), label, item.line))
+            seen = set()
+        section = ctx.section
+        if key is not None:
+            seen.add(key)
+        item.run = runs[-1].number
+    named = _named_benchmarks(found.measurements)
+    for m in found.measurements:
+        _fill_measurement(m, contexts.at(m.line), doc, named.get(m.run) or ("", ""), doc_model)
+    for phase in found.phases:
+        phase.project = phase.project or doc.meta.project
+        ctx = contexts.at(phase.line)
+        phase.benchmark = phase.benchmark or model_in(ctx.heading) or doc_model or UNKNOWN_BENCHMARK
+    return runs
+
+
+def _named_benchmarks(measurements: list[Measurement]) -> dict[int, tuple[str, str]]:
+    """The (benchmark, task) a run's parsers named, when all of them name the same one."""
+    named: dict[int, set[tuple[str, str]]] = {}
+    for m in measurements:
+        if m.benchmark:
+            named.setdefault(m.run, set()).add((m.benchmark, m.task))
+    return {run: next(iter(pairs)) for run, pairs in named.items() if len(pairs) == 1}
+
+
+def _fill_measurement(
+    m: Measurement, ctx: _Context, doc: DocText, sibling: tuple[str, str], doc_model: str
+) -> None:
+    for label in (ctx.caption, ctx.heading):
+        for key, value in _params_from_label(label):
+            m.params.setdefault(key, value)
+    if not m.benchmark and sibling[0]:
+        m.benchmark, m.task = sibling
+    if not m.benchmark:
+        m.benchmark = model_in(ctx.caption) or model_in(ctx.heading) or doc_model
+        m.benchmark = m.benchmark or UNKNOWN_BENCHMARK
+    m.project = m.project or doc.meta.project
+    if m.measured_at is None:
+        m.measured_at = doc.meta.created_at

@@ -1,0 +1,392 @@
+"""Store what was found in one document: one transaction, all or nothing.
+
+The same content twice changes nothing; a changed document replaces its own rows; a
+document whose content is already stored under another name is a duplicate run and is
+not stored twice; a document that fails leaves the database as it was and leaves an
+ingest error behind. Rows go in through Arrow tables, never row by row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
+
+from ingest.runs import Run
+from perfboard.model import DocMeta, Found, Measurement, Problem, canonical_json, series_key
+
+Outcome = Literal["added", "replaced", "unchanged", "duplicate", "failed", "empty", "dry-run"]
+
+SERIES_COLUMNS = (
+    "project",
+    "benchmark",
+    "task",
+    "metric",
+    "unit",
+    "direction",
+    "framework",
+    "device",
+    "params",
+    "testbed",
+)
+
+
+@dataclass(slots=True)
+class SourceInfo:
+    """A document as a source: its identity, content hash and how it was read."""
+
+    meta: DocMeta
+    content_hash: str
+    kind: str
+    size_bytes: int
+    encoding: str = "utf-8"
+    n_lines: int | None = None
+
+
+@dataclass(slots=True)
+class SaveResult:
+    uri: str
+    outcome: Outcome
+    measurements: int = 0  # stored now (added or replacing)
+    previous: int = 0  # what the source held before (replaced / unchanged)
+    problems: int = 0
+    note: str = ""
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def prior_state(conn: duckdb.DuckDBPyConnection, info: SourceInfo) -> SaveResult | None:
+    """Unchanged or duplicate: the result to report without writing, else None."""
+    row = conn.execute(
+        "SELECT content_hash, n_measurements FROM sources WHERE uri = ?", [info.meta.uri]
+    ).fetchone()
+    if row and row[0] == info.content_hash:
+        return SaveResult(info.meta.uri, "unchanged", previous=row[1])
+    twin = conn.execute(
+        "SELECT uri FROM sources WHERE content_hash = ? AND uri <> ? LIMIT 1",
+        [info.content_hash, info.meta.uri],
+    ).fetchone()
+    if twin:
+        return SaveResult(
+            info.meta.uri, "duplicate", note=f"same content as {twin[0]} (already stored)"
+        )
+    return None
+
+
+def begin_source(
+    conn: duckdb.DuckDBPyConnection,
+    info: SourceInfo,
+    parsers: str,
+    n_measurements: int,
+    n_problems: int,
+) -> tuple[int, int | None]:
+    """Inside an open transaction: clear the source's old rows and (re)write its row.
+
+    Returns (source_id, measurements it held before, or None for a new source).
+    """
+    row = conn.execute(
+        "SELECT source_id, n_measurements FROM sources WHERE uri = ?", [info.meta.uri]
+    ).fetchone()
+    status = "partial" if n_problems else "ok"
+    meta = info.meta
+    values = [
+        info.content_hash,
+        parsers,
+        info.kind,
+        info.encoding,
+        meta.project,
+        meta.url or None,
+        meta.author or None,
+        meta.title or None,
+        meta.created_at,
+        now_utc(),
+        info.size_bytes,
+        info.n_lines,
+        n_measurements,
+        n_problems,
+        status,
+    ]
+    if row is None:
+        source_id = conn.execute(
+            "INSERT INTO sources (content_hash, parser, kind, encoding, project, url, author,"
+            " title, created_at, ingested_at, size_bytes, n_lines, n_measurements, n_problems,"
+            " status, uri) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING source_id",
+            [*values, meta.uri],
+        ).fetchone()[0]
+        return source_id, None
+    source_id, previous = row
+    delete_source_rows(conn, source_id, meta.uri)
+    conn.execute(
+        "UPDATE sources SET content_hash = ?, parser = ?, kind = ?, encoding = ?, project = ?,"
+        " url = ?, author = ?, title = ?, created_at = ?, ingested_at = ?, size_bytes = ?,"
+        " n_lines = ?, n_measurements = ?, n_problems = ?, status = ? WHERE source_id = ?",
+        [*values, source_id],
+    )
+    return source_id, previous
+
+
+def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str) -> None:
+    for table in ("measurements", "profile_events", "passes", "runs"):
+        conn.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
+    conn.execute(
+        "DELETE FROM milestones"
+        " WHERE phase_id IN (SELECT phase_id FROM phases WHERE source_id = ?)",
+        [source_id],
+    )
+    conn.execute("DELETE FROM phases WHERE source_id = ?", [source_id])
+    conn.execute("DELETE FROM ingest_errors WHERE source_uri = ?", [uri])
+
+
+def save_found(
+    conn: duckdb.DuckDBPyConnection, info: SourceInfo, found: Found, runs: list[Run]
+) -> SaveResult:
+    """Store one parsed document atomically (see the module docstring for the rules)."""
+    prior = prior_state(conn, info)
+    if prior is not None:
+        return prior
+    parsers = ",".join(found.parsers) or "none"
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        source_id, previous = begin_source(
+            conn, info, parsers, len(found.measurements), len(found.problems)
+        )
+        write_measurements(conn, source_id, found.measurements)
+        write_phases(conn, source_id, found)
+        write_profile(conn, source_id, found)
+        write_runs(conn, source_id, runs)
+        write_problems(conn, info.meta.uri, source_id, found.problems)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return SaveResult(
+        info.meta.uri,
+        "added" if previous is None else "replaced",
+        measurements=len(found.measurements),
+        previous=previous or 0,
+        problems=len(found.problems),
+    )
+
+
+def record_failure(conn: duckdb.DuckDBPyConnection, uri: str, problem: Problem) -> SaveResult:
+    """A document that could not be read at all: its old rows stay, the error is kept."""
+    conn.execute("BEGIN TRANSACTION")
+    conn.execute("DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [uri])
+    write_problems(conn, uri, None, [problem])
+    conn.execute("COMMIT")
+    return SaveResult(uri, "failed", problems=1, note=problem.reason)
+
+
+def write_problems(
+    conn: duckdb.DuckDBPyConnection, uri: str, source_id: int | None, problems: list[Problem]
+) -> None:
+    if not problems:
+        return
+    seen = now_utc()
+    table = pa.table(
+        {
+            "source_uri": [uri] * len(problems),
+            "source_id": pa.array([source_id] * len(problems), pa.int64()),
+            "parser": [p.parser for p in problems],
+            "line": pa.array([p.line for p in problems], pa.int64()),
+            "severity": [p.severity for p in problems],
+            "reason": [p.reason for p in problems],
+            "raw": [p.raw for p in problems],
+            "seen_at": pa.array([seen] * len(problems), pa.timestamp("us")),
+        }
+    )
+    _append(conn, "ingest_errors", table)
+
+
+def _append(conn: duckdb.DuckDBPyConnection, table_name: str, table: pa.Table) -> None:
+    conn.register("_perfboard_rows", table)
+    try:
+        columns = ", ".join(f'"{c}"' for c in table.column_names)
+        conn.execute(f"INSERT INTO {table_name} ({columns}) SELECT {columns} FROM _perfboard_rows")
+    finally:
+        conn.unregister("_perfboard_rows")
+
+
+def ensure_series(conn: duckdb.DuckDBPyConnection, series: dict[str, tuple[str, ...]]) -> None:
+    """Insert the series (key -> identity columns) that the store does not hold yet."""
+    if not series:
+        return
+    columns: dict[str, list[Any]] = {"series_key": list(series)}
+    for index, name in enumerate(SERIES_COLUMNS):
+        columns[name] = [identity[index] for identity in series.values()]
+    _append_new_series(conn, pa.table(columns))
+
+
+def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
+    conn.register("_perfboard_series", table)
+    try:
+        conn.execute(
+            "INSERT INTO series (series_key, project, benchmark, task, metric, unit, direction,"
+            " framework, device, params, testbed)"
+            " SELECT s.series_key, s.project, s.benchmark, s.task, s.metric, s.unit, s.direction,"
+            " s.framework, s.device, s.params::JSON, s.testbed::JSON"
+            " FROM _perfboard_series s ANTI JOIN series USING (series_key)"
+        )
+    finally:
+        conn.unregister("_perfboard_series")
+
+
+def write_measurements(
+    conn: duckdb.DuckDBPyConnection, source_id: int, measurements: list[Measurement]
+) -> None:
+    if not measurements:
+        return
+    keys: list[str] = []
+    series: dict[str, tuple[str, ...]] = {}
+    memo: dict[tuple[Any, ...], str] = {}
+    for m in measurements:
+        # Keyed on hashable parts first: json-dumping params per row is the slow part.
+        fast = (
+            m.project,
+            m.benchmark,
+            m.task,
+            m.metric,
+            m.unit,
+            m.direction,
+            m.framework,
+            m.device,
+            tuple(sorted(m.params.items())),
+            tuple(sorted(m.testbed.items())),
+        )
+        key = memo.get(fast)
+        if key is None:
+            identity = m.series_identity()
+            key = memo[fast] = series_key(*identity)
+            series[key] = identity
+        keys.append(key)
+    ensure_series(conn, series)
+    n = len(measurements)
+    table = pa.table(
+        {
+            "series_key": keys,
+            "source_id": pa.array([source_id] * n, pa.int64()),
+            "run": pa.array([m.run for m in measurements], pa.int32()),
+            "version": pa.array([m.version for m in measurements], pa.string()),
+            "measured_at": pa.array([m.measured_at for m in measurements], pa.timestamp("us")),
+            "value": pa.array([m.value for m in measurements], pa.float64()),
+            "status": [m.status for m in measurements],
+            "samples": pa.array([m.samples for m in measurements], pa.int64()),
+            "warmup": pa.array([m.warmup for m in measurements], pa.int64()),
+            "stats": [canonical_json(m.stats) if m.stats else None for m in measurements],
+            "line": pa.array([m.line for m in measurements], pa.int64()),
+            "raw": [m.raw for m in measurements],
+        }
+    )
+    conn.register("_perfboard_measurements", table)
+    try:
+        conn.execute(
+            "INSERT INTO measurements (series_id, source_id, run, version, measured_at, value,"
+            " status, samples, warmup, stats, line, raw)"
+            " SELECT s.series_id, n.source_id, n.run, n.version, n.measured_at, n.value,"
+            " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
+            " FROM _perfboard_measurements n JOIN series s USING (series_key)"
+        )
+    finally:
+        conn.unregister("_perfboard_measurements")
+
+
+def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:
+    for phase in found.phases:
+        baseline = next((m.value for m in phase.milestones if m.value is not None), None)
+        phase_id = conn.execute(
+            "INSERT INTO phases (source_id, name, project, benchmark, metric, unit, value_header,"
+            " owner, platform, software, baseline, line)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING phase_id",
+            [
+                source_id,
+                phase.name,
+                phase.project,
+                phase.benchmark,
+                phase.metric,
+                phase.unit,
+                phase.value_header,
+                phase.owner or None,
+                phase.platform or None,
+                phase.software or None,
+                baseline,
+                phase.line,
+            ],
+        ).fetchone()[0]
+        for ms in phase.milestones:
+            conn.execute(
+                "INSERT INTO milestones VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    phase_id,
+                    ms.ordinal,
+                    ms.label,
+                    ms.value,
+                    ms.date,
+                    ms.pr_repo,
+                    ms.pr_number,
+                    ms.pr_url,
+                    ms.description,
+                    ms.reported_speedup_raw,
+                    ms.reported_reduction,
+                    ms.reported_speedup,
+                    ms.computed_reduction,
+                    ms.computed_speedup,
+                    ms.disagrees,
+                    ms.line,
+                    ms.raw,
+                ],
+            )
+
+
+def write_profile(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:
+    events = found.profile_events
+    if events:
+        names = [
+            "run",
+            "section",
+            "place",
+            "event",
+            "thread",
+            "depth",
+            "calls",
+            "total",
+            "cpu_time",
+            "cpu_ratio",
+            "gpu_time",
+            "gpu_ratio",
+            "min",
+            "max",
+            "ave",
+            "ratio",
+            "line",
+            "raw",
+        ]
+        columns: dict[str, Any] = {"source_id": pa.array([source_id] * len(events), pa.int64())}
+        for name in names:
+            columns[name] = [getattr(e, name) for e in events]
+        _append(conn, "profile_events", pa.table(columns))
+    passes = found.passes
+    if passes:
+        columns = {"source_id": pa.array([source_id] * len(passes), pa.int64())}
+        for name in ("run", "name", "kind", "order", "subgraphs", "line", "raw"):
+            columns[name] = [getattr(p, name) for p in passes]
+        _append(conn, "passes", pa.table(columns))
+
+
+def write_runs(conn: duckdb.DuckDBPyConnection, source_id: int, runs: list[Run]) -> None:
+    if runs:
+        table = pa.table(
+            {
+                "source_id": pa.array([source_id] * len(runs), pa.int64()),
+                "run": pa.array([r.number for r in runs], pa.int32()),
+                "label": [r.label for r in runs],
+                "first_line": pa.array([r.first_line for r in runs], pa.int64()),
+            }
+        )
+        _append(conn, "runs", table)

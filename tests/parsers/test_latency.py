@@ -1,0 +1,306 @@
+"""ingest.parsers.latency on the real tester logs and on inline variants."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+import pytest
+
+from ingest.parsers import latency
+from ingest.text import DocText
+from perfboard.model import DocMeta, Measurement, Problem
+from tests.conftest import sample_doc, text_doc
+
+GLOG = "I0911 06:41:55.494792  7238 ernie_tester.cc:345] "
+PLAIN = "Run 5010 samples, average latency: 6.92849 ms per sample."
+EXCL = "Run 5009 samples, average latency [exclude 1 warmup steps]: 6.54723 ms per sample."
+
+
+def measurements(items: list) -> list[Measurement]:
+    return [i for i in items if isinstance(i, Measurement)]
+
+
+def problems(items: list) -> list[Problem]:
+    return [i for i in items if isinstance(i, Problem)]
+
+
+def parse_text(text: str, created_at: datetime | None = datetime(2019, 9, 11)) -> list:
+    return list(latency.parse(text_doc(text, created_at=created_at)))
+
+
+# -- real documents -------------------------------------------------------------------
+
+
+def test_glog_lines_of_the_fc_elementwise_layernorm_comment() -> None:
+    doc = sample_doc(
+        "benchmark-165_2019-09-11_xreki_fc-elementwise-layernorm.md",
+        created_at=datetime(2019, 9, 11),
+    )
+    items = list(latency.parse(doc))
+    assert problems(items) == []
+    plain, excl = measurements(items)
+
+    assert plain.metric == "latency"
+    assert plain.value == 6.92849
+    assert plain.unit == "ms"
+    assert plain.direction == "lower"
+    assert plain.samples == 5010
+    assert plain.warmup is None
+    assert plain.stats == {"statistic": "average"}
+    assert plain.benchmark == "ernie"
+    assert plain.task == "inference"
+    assert plain.measured_at == datetime(2019, 9, 11, 6, 41, 55, 494792)
+    assert plain.line == 8
+    assert plain.raw == GLOG + PLAIN
+
+    assert excl.metric == "latency_excl_warmup"
+    assert excl.value == 6.54723
+    assert excl.samples == 5009
+    assert excl.warmup == 1
+    assert excl.stats == {"statistic": "average_excluding_warmup"}
+    assert excl.benchmark == "ernie"
+    assert excl.measured_at == datetime(2019, 9, 11, 6, 41, 55, 494873)
+    assert excl.line == 9
+    # Two statistics of one run: never one series.
+    assert plain.series_key() != excl.series_key()
+
+
+def test_bare_lines_of_the_qat_comment() -> None:
+    doc = sample_doc(
+        "paddle-21228_2019-11-19_sand3r-_qat-latency.md", created_at=datetime(2019, 11, 19)
+    )
+    items = list(latency.parse(doc))
+    assert problems(items) == []
+    got = [(m.line, m.metric, m.value, m.samples, m.warmup, m.benchmark) for m in items]
+    assert got == [
+        (4, "latency", 181.305, 100, None, ""),
+        (5, "latency_excl_warmup", 181.006, 99, 1, ""),
+        (9, "latency", 50.4984, 100, None, ""),
+        (10, "latency_excl_warmup", 48.1151, 99, 1, ""),
+    ]
+    assert all(m.measured_at is None for m in items)
+
+
+def test_samples_without_latency_lines_yield_nothing() -> None:
+    # The analysis output says "average latency of 2 steps"; the QA table has
+    # "average_latency(ms)": neither is a tester line, neither is a problem.
+    for name in (
+        "benchmark-222_2019-09-25_xreki_analysis-output.md",
+        "benchmark-165_2020-02-04_xreki_qa-results.md",
+    ):
+        assert list(latency.parse(sample_doc(name, created_at=datetime(2020, 2, 4)))) == []
+
+
+def test_anchor_is_in_every_form() -> None:
+    for line in (
+        PLAIN,
+        EXCL,
+        "====== batch_size: 1, repeat: 10, threads: 2, thread id: 0, latency: 945.82ms ======",
+        "Average latency(ms): 22.1658, QPS: 45.1145",
+    ):
+        assert any(anchor in line for anchor in latency.ANCHORS)
+
+
+# -- glog time ------------------------------------------------------------------------
+
+
+def test_glog_time_without_document_date_is_kept_as_written() -> None:
+    (m,) = parse_text(GLOG + PLAIN, created_at=None)
+    assert m.measured_at is None
+    assert m.stats == {"statistic": "average", "glog_time": "0911 06:41:55.494792"}
+    assert m.benchmark == "ernie"
+
+
+def test_glog_month_after_the_document_month_is_last_year() -> None:
+    (m,) = parse_text("I1231 23:59:58.000001  1 bert_tester.cc:1] " + PLAIN, datetime(2020, 1, 5))
+    assert m.measured_at == datetime(2019, 12, 31, 23, 59, 58, 1)
+    assert m.benchmark == "bert"
+
+
+def test_analyzer_tester_file_and_non_tester_file() -> None:
+    a, b = parse_text(
+        "I0911 06:41:55.494792  7 analyzer_ernie_tester.cc:3] " + PLAIN + "\n"
+        "I0911 06:41:55.494792  7 inference_demo.cc:3] " + PLAIN
+    )
+    assert (a.benchmark, b.benchmark) == ("ernie", "")
+
+
+def test_glog_stamp_that_is_no_date_keeps_the_value_with_a_warning() -> None:
+    items = parse_text("I0231 06:41:55.494792  7238 ernie_tester.cc:345] " + PLAIN)
+    (warning,) = problems(items)
+    (m,) = measurements(items)
+    assert warning.severity == "warning"
+    assert warning.line == 1
+    assert "0231" in warning.reason
+    assert m.value == 6.92849
+    assert m.measured_at is None
+    assert m.stats["glog_time"] == "0231 06:41:55.494792"
+
+
+# -- inline variants ------------------------------------------------------------------
+
+
+def test_no_space_before_unit_and_other_time_units() -> None:
+    items = parse_text(
+        "Run 10 samples, average latency: 92.2313ms per sample.\n"
+        "Run 10 samples, average latency: 6250us per sample.\n"
+        "Run 10 samples, average latency: 1.5 s per sample.\n"
+    )
+    assert [(m.value, m.unit, m.line) for m in items] == [
+        (92.2313, "ms", 1),
+        (6.25, "ms", 2),
+        (1500.0, "ms", 3),
+    ]
+
+
+def test_line_inside_backticks_in_prose() -> None:
+    text = (
+        "Some prose about latency first.\n"
+        f"After the fuse we get `{GLOG}{EXCL}` which is fine, versus `{PLAIN}` before.\n"
+    )
+    items = parse_text(text)
+    assert problems(items) == []
+    excl, plain = items
+    assert (excl.metric, excl.value, excl.warmup, excl.line) == (
+        "latency_excl_warmup",
+        6.54723,
+        1,
+        2,
+    )
+    assert excl.benchmark == "ernie"
+    assert excl.measured_at == datetime(2019, 9, 11, 6, 41, 55, 494792)
+    # The second record on the line has no glog prefix of its own.
+    assert (plain.metric, plain.value, plain.benchmark, plain.line) == ("latency", 6.92849, "", 2)
+    assert plain.measured_at is None
+
+
+@pytest.mark.parametrize(
+    "body", [PLAIN, EXCL, "Run 3 samples, average latency: 6250us per sample."]
+)
+@pytest.mark.parametrize("created", [datetime(2019, 9, 11), None])
+def test_fast_path_and_general_path_agree(body: str, created: datetime | None) -> None:
+    (fast,) = parse_text(GLOG + body, created)
+    (general,) = parse_text(f"`{GLOG}{body}`", created)  # backticks: not the fast form
+    assert replace(general, raw=fast.raw) == fast
+
+
+def test_line_numbers_of_a_chunk_start_at_its_first_line() -> None:
+    text = "noise\n" * 5 + PLAIN + "\nnoise\n" + EXCL + "\n"
+    doc = DocText(text, DocMeta(uri="<chunk>"), first_line=1001)
+    assert [m.line for m in latency.parse(doc)] == [1006, 1008]
+
+
+def test_multi_thread_helper_line() -> None:
+    line = (
+        "I0911 06:41:55.494792  7238 tester_helper.h:345] ====== batch_size: 1, repeat: 10, "
+        "threads: 2, thread id: 0, latency: 945.82ms, fps: 1.05728 ======"
+    )
+    other = line.replace("thread id: 0", "thread id: 1").replace("945.82ms", "950.1ms")
+    first, second = parse_text(line + "\n" + other)
+    assert first.metric == "latency"
+    assert first.value == 945.82
+    assert first.unit == "ms"
+    assert first.params == {"batch_size": 1, "threads": 2}
+    assert first.stats == {"thread_id": 0, "repeat": 10, "fps": 1.05728}
+    assert first.line == 1
+    assert (second.value, second.stats["thread_id"], second.line) == (950.1, 1, 2)
+    assert first.series_key() == second.series_key()
+
+
+def test_helper_line_cut_in_its_latency_is_a_problem() -> None:
+    (p,) = parse_text("====== batch_size: 1, repeat: 10, threads: 2, thread id: 0, latency: 945.")
+    assert isinstance(p, Problem)
+    assert p.line == 1
+    assert p.parser == "latency"
+    assert "cut" in p.reason
+
+
+def test_helper_line_cut_after_its_latency_keeps_the_value() -> None:
+    (m,) = parse_text("====== batch_size: 1, threads: 2, thread id: 0, latency: 945.82ms, fps: 1.0")
+    assert m.value == 945.82
+    assert "fps" not in m.stats  # possibly cut: dropped
+
+
+def test_demo_summary_with_model_line_above() -> None:
+    text = (
+        "Model name: ernie, Batch size: 1, device: cpu, thread num: 2\n"
+        "load model ...\n"
+        "Average latency(ms): 22.1658, QPS: 45.1145\n"
+    )
+    lat, qps = parse_text(text)
+    assert (lat.metric, lat.value, lat.unit, lat.direction) == ("latency", 22.1658, "ms", "lower")
+    assert (qps.metric, qps.value, qps.unit) == ("throughput", 45.1145, "samples/s")
+    assert qps.direction == "higher"
+    for m in (lat, qps):
+        assert m.benchmark == "ernie"
+        assert m.device == "CPU"
+        assert m.params == {"batch_size": 1, "threads": 2}
+        assert m.line == 3
+
+
+def test_demo_summary_ignores_a_model_line_too_far_above() -> None:
+    text = "Model name: ernie, Batch size: 1, device: cpu, thread num: 2\n" + "x\n" * 25
+    lat, _ = parse_text(text + "Average latency(ms): 22.1658, QPS: 45.1145")
+    assert (lat.benchmark, lat.device, lat.params, lat.line) == ("", "", {}, 27)
+
+
+def test_demo_summary_cut_in_qps_keeps_the_latency() -> None:
+    items = parse_text("Average latency(ms): 22.1658, QPS: 45.")
+    (m,) = measurements(items)
+    (p,) = problems(items)
+    assert m.value == 22.1658
+    assert "QPS" in p.reason
+
+
+# -- malformed ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("Run 5010 samples, average latency: nan ms per sample.", "not a number"),
+        ("Run 5010 samples, average latency: inf ms per sample.", "not a number"),
+        ("Run 5010 samples, average latency: -6.9 ms per sample.", "negative"),
+        ("Run 5010 samples, average latency: 1e12 ms per sample.", "absurd"),
+        ("Run 5010 samples, average latency: 90000000 ms per sample.", "absurd"),
+        ("Run 5010 samples, average latency: 6.92849 parsecs per sample.", "unknown unit"),
+        ("Run 5010 samples, average latency: 6.928", "no unit"),
+        ("Run 5010 samples, average latency: 6.", "cut"),
+        ("Run 5010 samples, average latency: ", "no latency value"),
+        ("Average latency(ms): nan, QPS: 45.1145", "not a number"),
+        ("====== batch_size: 1, thread id: 0, latency: nanms, fps: 1.0 ======", "not a number"),
+    ],
+)
+def test_bad_values_are_problems_and_the_rest_is_still_read(line: str, reason: str) -> None:
+    items = parse_text(f"intro\n{line}\n{GLOG}{PLAIN}\n")
+    bad, good = items
+    assert isinstance(bad, Problem)
+    assert bad.line == 2
+    assert reason in bad.reason
+    assert bad.raw == line
+    assert bad.parser == "latency"
+    assert isinstance(good, Measurement)
+    assert (good.value, good.line) == (6.92849, 3)
+
+
+def test_prose_about_latency_is_not_a_problem() -> None:
+    text = (
+        "We want lower latency.\n"
+        "The average latency is high because of fc.\n"
+        "average latency of 2 steps, skip 0 step:\n"
+        "| batch_size | average_latency(ms) |\n"
+    )
+    assert parse_text(text) == []
+
+
+def test_empty_and_odd_documents_never_raise() -> None:
+    for text in (
+        "",
+        "latency",
+        "\n\nlatency\n",
+        "Run samples, average latency: ms",
+        "====latency:",
+    ):
+        for item in parse_text(text):
+            assert isinstance(item, Problem | Measurement)

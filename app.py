@@ -1,0 +1,30 @@
+"""perfboard: the dashboard's entry point (`streamlit run app.py`).
+
+Page config, navigation and the sidebar's data freshness; each page is a thin file in
+pages/ that asks perfboard.queries and draws what comes back.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from perfboard import queries
+from perfboard.ui import StoreMissing, query
+
+st.set_page_config(page_title="perfboard", page_icon=":material/speed:", layout="wide")
+
+pages = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+]
+navigation = st.navigation(pages)
+
+with st.sidebar:
+    try:
+        last = query(queries.last_ingest)
+        st.caption(
+            f"Last ingest: {last:%Y-%m-%d %H:%M} UTC" if last is not None else "No ingest yet"
+        )
+    except StoreMissing:
+        st.caption("No database yet")
+
+navigation.run()

@@ -1,0 +1,106 @@
+"""What the pages ask the store: parameterized SQL -> DataFrames.
+
+Every value goes in as a bound parameter. Aggregation happens here, in DuckDB, so a page
+receives rows it can show, never a table of millions to reduce in pandas.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+
+def counts(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    row = conn.execute(
+        "SELECT (SELECT count(DISTINCT project) FROM series),"
+        " (SELECT count(*) FROM series), (SELECT count(*) FROM measurements),"
+        " (SELECT count(*) FROM sources), (SELECT count(*) FROM phases),"
+        " (SELECT count(*) FROM ingest_errors WHERE severity = 'error')"
+    ).fetchone()
+    names = ("projects", "series", "measurements", "sources", "phases", "errors")
+    return dict(zip(names, row, strict=True))
+
+
+def projects(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT s.project, count(DISTINCT s.series_id) AS series, count(*) AS measurements,"
+        " count(DISTINCT s.benchmark) AS benchmarks, min(m.measured_at) AS first,"
+        " max(m.measured_at) AS last"
+        " FROM series s JOIN measurements m USING (series_id)"
+        " GROUP BY s.project ORDER BY s.project"
+    ).df()
+
+
+def latest_per_series(
+    conn: duckdb.DuckDBPyConnection, project: str | None = None, limit: int = 500
+) -> pd.DataFrame:
+    """The newest measurement of each series (by time, then by order of ingest)."""
+    return conn.execute(
+        """
+        WITH ranked AS (
+            SELECT m.*, count(*) OVER (PARTITION BY m.series_id) AS points,
+                   row_number() OVER (PARTITION BY m.series_id
+                       ORDER BY m.measured_at DESC NULLS LAST, m.source_id DESC, m.line DESC) AS r
+            FROM measurements m
+        )
+        SELECT s.project, s.benchmark, s.task, s.metric, s.framework, s.device,
+               s.params::VARCHAR AS params, s.unit, s.direction,
+               r.value AS latest, r.status, r.version, r.measured_at, r.points,
+               src.uri AS source, src.url AS source_url, r.line
+        FROM ranked r
+        JOIN series s USING (series_id)
+        JOIN sources src USING (source_id)
+        WHERE r.r = 1 AND ($project IS NULL OR s.project = $project)
+        ORDER BY s.project, s.benchmark, s.metric, s.params::VARCHAR
+        LIMIT $limit
+        """,
+        {"project": project, "limit": limit},
+    ).df()
+
+
+def phases(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return conn.execute(
+        """
+        SELECT p.phase_id, p.project, p.benchmark, p.name, p.owner, p.platform, p.software,
+               p.unit, p.baseline,
+               arg_max(ms.value, ms.ordinal) FILTER (WHERE ms.value IS NOT NULL) AS latest,
+               count(ms.ordinal) AS milestones,
+               count(*) FILTER (WHERE ms.disagrees) AS disagreements,
+               src.uri AS source
+        FROM phases p
+        LEFT JOIN milestones ms USING (phase_id)
+        JOIN sources src USING (source_id)
+        GROUP BY ALL
+        ORDER BY p.project, p.name
+        """
+    ).df()
+
+
+def milestones(conn: duckdb.DuckDBPyConnection, phase_id: int) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT ordinal, label, value, date, pr_repo, pr_number, pr_url, description,"
+        " reported_speedup_raw, reported_reduction, computed_reduction, computed_speedup,"
+        " disagrees, line FROM milestones WHERE phase_id = ? ORDER BY ordinal",
+        [phase_id],
+    ).df()
+
+
+def sources(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT uri, url, parser, kind, status, encoding, n_measurements AS measurements,"
+        " n_problems AS problems, created_at, ingested_at"
+        " FROM sources ORDER BY ingested_at DESC, uri"
+    ).df()
+
+
+def ingest_errors(conn: duckdb.DuckDBPyConnection, limit: int = 200) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT source_uri AS source, line, parser, severity, reason, raw, seen_at"
+        " FROM ingest_errors ORDER BY seen_at DESC, source_uri, line LIMIT ?",
+        [limit],
+    ).df()
+
+
+def last_ingest(conn: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
+    value = conn.execute("SELECT max(ingested_at) FROM sources").fetchone()[0]
+    return None if value is None else pd.Timestamp(value)

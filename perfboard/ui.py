@@ -1,0 +1,66 @@
+"""The one module of perfboard/ that knows Streamlit: cached, read-only queries.
+
+Pages call ``query(fn, *args)``: it opens the store read-only for the length of one
+query (so an ingest never waits on the dashboard), caches the result under the store's
+data version (so fresh data shows on the next run after an ingest, without a restart),
+and while an ingest holds the file it serves the last result with an "updating" notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import duckdb
+import streamlit as st
+
+from perfboard import db
+
+T = TypeVar("T")
+
+# Last good result of each query, served while an ingest holds the database.
+_last_good: dict[tuple[str, tuple[Any, ...]], Any] = {}
+
+
+class StoreMissing(Exception):
+    """No database yet: pages show how to build one."""
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached(name: str, version: tuple[int, ...], path: str, args: tuple[Any, ...]) -> Any:
+    fn = _REGISTRY[name]
+    conn = db.connect(path, read_only=True)
+    try:
+        return fn(conn, *args)
+    finally:
+        conn.close()
+
+
+_REGISTRY: dict[str, Callable[..., Any]] = {}
+
+
+def query(fn: Callable[..., T], *args: Any) -> T:
+    """Run a perfboard.queries function against the store, cached on its data version."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    _REGISTRY[name] = fn
+    path = db.db_path()
+    if not path.exists():
+        raise StoreMissing(str(path))
+    try:
+        result = _cached(name, db.data_version(path), str(path), args)
+    except duckdb.IOException:
+        # An ingest holds the write lock: show the last data and say so.
+        if (name, args) not in _last_good:
+            st.info("The database is being updated; this page will fill in on the next run.")
+            st.stop()
+        st.caption("Updating: showing the data from before the ingest in progress.")
+        return _last_good[(name, args)]
+    _last_good[(name, args)] = result
+    return result
+
+
+def missing_store_notice(path: str) -> None:
+    st.warning(
+        f"No database at `{path}` yet. Build the demo with `make demo`, or ingest your own "
+        "documents with `python -m ingest auto PATH`."
+    )

@@ -1,0 +1,114 @@
+"""The dashboard in a real browser: Debian's Chromium driven by Playwright.
+
+Skipped when Chromium is missing, unless PERFBOARD_REQUIRE_BROWSER is set (CI sets it),
+in which case a missing browser fails. Screenshots land in test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import ROOT
+
+CHROMIUM = os.environ.get("PERFBOARD_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+def require_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("PERFBOARD_REQUIRE_BROWSER"):
+        pytest.fail(f"{CHROMIUM} is missing and PERFBOARD_REQUIRE_BROWSER is set")
+    pytest.skip(f"no Chromium at {CHROMIUM}: browser tests skipped (apt-get install chromium)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(demo_db: Path) -> Iterator[str]:
+    require_chromium()
+    port = free_port()
+    env = {**os.environ, "PERFBOARD_DB": str(demo_db)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{url}/_stcore/health", timeout=1).ok:
+                    break
+            except requests.ConnectionError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("streamlit did not start within 60 s")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield b
+        b.close()
+
+
+def test_overview_renders_the_phase_table_with_its_pr_link(server: str, browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 2200})
+    page.goto(server)
+    page.get_by_role("heading", name="Overview").wait_for(timeout=30_000)
+    page.get_by_text("二期优化工作").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)  # let the data grids paint before the screenshot
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)
+    assert page.get_by_text("Ingest errors").count() >= 1
+    assert not page.locator(".stException").count()
+    page.close()

@@ -1,0 +1,49 @@
+# The two commands: `make run` and `make test`. Everything else is a helper of theirs.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+DB     ?= data/perfboard.duckdb
+
+.PHONY: run test demo lint format bench clean
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+## run: install, build the demo database if there is none, serve on http://localhost:$(PORT)
+run: $(VENV)/.installed
+	PERFBOARD_DB=$(DB) $(PY) scripts/build_demo_db.py --db $(DB)
+	PERFBOARD_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+## demo: rebuild the demo database from data/samples
+demo: $(VENV)/.installed
+	$(PY) scripts/build_demo_db.py --db $(DB) --force
+
+## test: install the test extras and run the whole suite (lint included)
+test: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	@scripts/run_tests.sh $(PY)
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+## bench: the ingest benchmark (see scripts/bench_ingest.py for sizes)
+bench: $(VENV)/.installed
+	$(PY) scripts/bench_ingest.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

@@ -1,0 +1,245 @@
+"""Ingest throughput next to the raw ceilings measured in the same run.
+
+    python scripts/bench_ingest.py [--rows 1000000] [--log-mb 500] [--repeat 3] [--out DIR]
+
+(a) ROWS measurements in perfboard's JSONL format (2,000 series, 500 versions each, about
+    485 bytes a record), end to end into a fresh DuckDB store with `ingest results`,
+    against DuckDB's own read_json of the same file into a bare table.
+(b) a LOG_MB tester log: one glog latency line per 50 noise lines (glog operator traces
+    of about 180 bytes), ingested with `ingest auto` into a fresh store, against a bare
+    `for line in f` loop over the same file (binary mode, the faster ceiling). The fixed
+    cost of each (interpreter, imports, opening the store) is measured on a 1 MB file of
+    the same shape and subtracted from both. Peak memory of the ingest is its process's
+    max RSS.
+(c) the ROWS file ingested again, unchanged: the time, and that the store file did not
+    change.
+
+Each figure is the median of --repeat runs, each in a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ("ernie", "bert", "resnet50", "transformer", "seq2seq")
+
+
+def write_results(path: Path, rows: int) -> None:
+    rng = random.Random(7)
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(rows):
+            s = i % 2000
+            record = {
+                "schema": "perfboard.result/1",
+                "project": MODELS[s % 5],
+                "benchmark": MODELS[s % 5],
+                "task": "inference",
+                "metric": "latency",
+                "unit": "ms",
+                "direction": "lower",
+                "framework": "paddle",
+                "device": ("Tesla P4", "Tesla T4", "Tesla V100")[s % 3],
+                "params": {
+                    "batch_size": (1, 8, 32, 64)[s % 4],
+                    "seq_len": (128, 512)[s % 2],
+                    "precision": ("fp32", "int8", "fp16")[s % 3],
+                    "variant": s // 24,
+                },
+                "testbed": {"cuda": "10.0", "cudnn": "7.6"},
+                "version": f"{i // 2000:040x}",
+                "time": f"2020-01-01T{(i // 2000) % 24:02d}:00:00Z",
+                "value": round(rng.uniform(5, 50), 4),
+                "status": "ok",
+                "samples": 100,
+                "warmup": 1,
+                "stats": {},
+                "run": 0,
+            }
+            out.write(json.dumps(record) + "\n")
+
+
+NOISE = (
+    "I0719 10:14:50.{us:06d} 70931 operator.cc:169] CUDAPlace(0) Op(elementwise_add),"
+    " inputs:{{X[fc_{n}.tmp_1:float[1, 128, 768]({{}})], Y[fc_{n}.b_0:float[768]({{}})]}},"
+    " outputs:{{Out[fc_{n}.tmp_2:float[1, 128, 768]({{}})]}}.\n"
+)
+LATENCY = (
+    "I0911 06:41:55.{us:06d}  7238 ernie_tester.cc:345] Run {n} samples,"
+    " average latency: {ms:.5f} ms per sample.\n"
+)
+
+
+def write_log(path: Path, megabytes: float) -> int:
+    """A tester log of about `megabytes` MB; returns how many latency lines it holds."""
+    rng = random.Random(11)
+    target = int(megabytes * 1e6)
+    written = latencies = 0
+    with open(path, "w", encoding="utf-8") as out:
+        while written < target:
+            block = [NOISE.format(us=rng.randrange(10**6), n=k) for k in range(50)]
+            block.append(
+                LATENCY.format(us=rng.randrange(10**6), n=5000 + latencies, ms=rng.uniform(6, 7))
+            )
+            text = "".join(block)
+            out.write(text)
+            written += len(text)
+            latencies += 1
+    return latencies
+
+
+def run_timed(code: str) -> dict[str, float]:
+    """Run Python code in a fresh process; it prints a JSON dict of its own figures."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark step failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+BARE_READ_JSON = """
+import json, time, duckdb
+t = time.perf_counter()
+c = duckdb.connect({db!r})
+c.execute("CREATE TABLE t AS SELECT * FROM read_json(?, format='newline_delimited')", [{path!r}])
+n = c.execute("SELECT count(*) FROM t").fetchone()[0]
+c.close()
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n}}))
+"""
+
+INGEST = """
+import json, resource, time
+t = time.perf_counter()
+from ingest.cli import main
+status = main([{kind!r}, {path!r}, "--db", {db!r}, "--quiet"])
+seconds = time.perf_counter() - t
+import duckdb
+c = duckdb.connect({db!r}, read_only=True)
+n = c.execute("SELECT count(*) FROM measurements").fetchone()[0]
+print(json.dumps({{"seconds": seconds, "rows": n, "status": status,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+BARE_LOOP = """
+import json, time
+t = time.perf_counter()
+n = 0
+with open({path!r}, "rb") as f:
+    for line in f:
+        n += 1
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n}}))
+"""
+
+
+def median_of(repeat: int, make_code, cleanup=None) -> dict[str, float]:
+    runs = []
+    for _ in range(repeat):
+        if cleanup:
+            cleanup()
+        runs.append(run_timed(make_code()))
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def fresh(db: Path):
+    def clean() -> None:
+        for p in (db, db.with_name(db.name + ".wal")):
+            p.unlink(missing_ok=True)
+
+    return clean
+
+
+def bench_results(work: Path, rows: int, repeat: int) -> None:
+    path = work / "results.jsonl"
+    write_results(path, rows)
+    size_mb = path.stat().st_size / 1e6
+    bare_db, our_db = work / "bare.duckdb", work / "ours.duckdb"
+    bare = median_of(
+        repeat, lambda: BARE_READ_JSON.format(db=str(bare_db), path=str(path)), fresh(bare_db)
+    )
+    ours = median_of(
+        repeat,
+        lambda: INGEST.format(kind="results", path=str(path), db=str(our_db)),
+        fresh(our_db),
+    )
+    assert ours["rows"] == rows, ours
+    bare_rate, our_rate = rows / bare["seconds"], rows / ours["seconds"]
+    print(f"(a) {rows:,} JSONL measurements ({size_mb:.0f} MB)")
+    print(
+        f"    DuckDB read_json, bare table : {bare['seconds']:6.2f} s"
+        f"  {bare_rate / 1e6:5.2f} M rows/s"
+    )
+    print(
+        f"    ingest results, end to end   : {ours['seconds']:6.2f} s"
+        f"  {our_rate / 1e6:5.2f} M rows/s"
+        f"  = {our_rate / bare_rate:.2f} of read_json (goal >= 0.33), peak {ours['peak_mb']:.0f} MB"
+    )
+    # (c) the same file again: nothing to do, nothing written.
+    before = our_db.stat().st_mtime_ns, our_db.stat().st_size
+    again = median_of(repeat, lambda: INGEST.format(kind="results", path=str(path), db=str(our_db)))
+    after = our_db.stat().st_mtime_ns, our_db.stat().st_size
+    wal = our_db.with_name(our_db.name + ".wal")
+    print(
+        f"(c) re-ingest unchanged          : {again['seconds']:6.2f} s (goal < 3 s);"
+        f" store file {'unchanged' if before == after else 'CHANGED'},"
+        f" WAL {'absent' if not wal.exists() or wal.stat().st_size == 0 else 'written'}"
+    )
+
+
+def bench_log(work: Path, megabytes: float, repeat: int) -> None:
+    path, small = work / "tester.log", work / "tester-1mb.log"
+    latencies = write_log(path, megabytes)
+    write_log(small, 1)
+    size = path.stat().st_size
+    db = work / "log.duckdb"
+    loop = median_of(repeat, lambda: BARE_LOOP.format(path=str(path)))
+    loop0 = median_of(repeat, lambda: BARE_LOOP.format(path=str(small)))
+    ours = median_of(
+        repeat, lambda: INGEST.format(kind="auto", path=str(path), db=str(db)), fresh(db)
+    )
+    ours0 = median_of(
+        repeat, lambda: INGEST.format(kind="auto", path=str(small), db=str(db)), fresh(db)
+    )
+    assert ours["rows"] == latencies, (ours, latencies)
+    loop_s = loop["seconds"] - loop0["seconds"]
+    ours_s = ours["seconds"] - ours0["seconds"]
+    print(
+        f"(b) {size / 1e6:.0f} MB tester log,"
+        f" {latencies:,} latency lines in {int(loop['rows']):,} lines"
+    )
+    print(f"    bare `for line in f` loop    : {loop_s:6.2f} s  {size / loop_s / 1e9:5.2f} GB/s")
+    print(
+        f"    ingest auto, end to end      : {ours_s:6.2f} s  {size / ours_s / 1e9:5.2f} GB/s"
+        f"  = {loop_s / ours_s:.2f} of the loop (goal >= 0.5);"
+        f" fixed costs subtracted: loop {loop0['seconds']:.2f} s, ingest {ours0['seconds']:.2f} s;"
+        f" peak {ours['peak_mb']:.0f} MB (goal < 1024)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=textwrap.dedent(__doc__ or "").split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--log-mb", type=float, default=500)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, help="keep the generated files here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.out) as folder:
+        work = Path(folder)
+        started = time.perf_counter()
+        bench_results(work, args.rows, args.repeat)
+        bench_log(work, args.log_mb, args.repeat)
+        print(f"total {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Build the demo database from the real documents bundled in data/samples.
+
+    python scripts/build_demo_db.py [--db data/perfboard.duckdb] [--force]
+
+Builds into a temporary file and moves it into place at the end, so a dashboard that is
+already running never sees a half-built database. Does nothing when the database exists
+(unless --force): `make run` calls it on every start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ingest.cli import MANIFEST  # noqa: E402
+from ingest.cli import main as ingest_main  # noqa: E402
+
+SAMPLES = ROOT / "data" / "samples"
+
+
+def demo_documents() -> list[str]:
+    """The documents the manifest lists (pulls-known.csv is GitHub facts, not a document),
+    as paths relative to the repository: a source's name should not depend on the clone."""
+    with open(SAMPLES / MANIFEST, encoding="utf-8", newline="") as fh:
+        return [str((SAMPLES / row["file"]).relative_to(ROOT)) for row in csv.DictReader(fh)]
+
+
+def build(target: Path, force: bool = False) -> int:
+    if target.exists() and not force:
+        print(f"{target} exists; keeping it (use --force to rebuild)", file=sys.stderr)
+        return 0
+    tmp = target.with_name(target.name + ".tmp")
+    for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
+        stale.unlink(missing_ok=True)
+    with contextlib.chdir(ROOT):  # sources are named relative to the repository
+        status = ingest_main(["auto", *demo_documents(), "--db", str(tmp.resolve()), "--quiet"])
+    if status != 0:
+        print(
+            f"demo build failed (ingest exit status {status}); {target} untouched", file=sys.stderr
+        )
+        return status
+    os.replace(tmp, target)
+    print(f"built {target}", file=sys.stderr)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", type=Path, default=ROOT / "data" / "perfboard.duckdb")
+    parser.add_argument("--force", action="store_true", help="rebuild even if it exists")
+    args = parser.parse_args()
+    return build(args.db, args.force)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

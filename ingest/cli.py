@@ -29,7 +29,7 @@ import duckdb
 from tqdm import tqdm
 
 from ingest import results
-from ingest.documents import read_document
+from ingest.documents import file_hash, read_document
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult, SourceInfo, record_failure, save_found
 from ingest.text import NotText
@@ -220,7 +220,9 @@ def ingest_one(conn: duckdb.DuckDBPyConnection, path: Path, kind: str, meta: Doc
     """Read and store one document; any failure is recorded against it, not raised."""
     try:
         if kind == RESULTS_KIND or (kind == "auto" and _is_results(path)):
-            info = SourceInfo(meta, _file_hash(path), RESULTS_KIND, path.stat().st_size)
+            if path.stat().st_size == 0:
+                raise NotText("empty file")
+            info = SourceInfo(meta, file_hash(path), RESULTS_KIND, path.stat().st_size)
             return results.save_results(conn, path, info)
         parsed = read_document(path, kind, meta)
         return save_found(conn, parsed.info, parsed.found, parsed.runs)
@@ -235,17 +237,6 @@ def ingest_one(conn: duckdb.DuckDBPyConnection, path: Path, kind: str, meta: Doc
 def _is_results(path: Path) -> bool:
     with open(path, "rb") as fh:
         return results.looks_like_results(path, fh.read(4096))
-
-
-def _file_hash(path: Path) -> str:
-    import mmap
-
-    from ingest.documents import content_hash
-
-    if path.stat().st_size == 0:
-        raise NotText("empty file")
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        return content_hash(mm)
 
 
 def report(result: SaveResult, conn: duckdb.DuckDBPyConnection, bar: tqdm) -> None:

@@ -1,20 +1,23 @@
 """Read one document with the parsers of a kind: bytes -> text -> records -> runs.
 
-Small documents are read whole. A large log is memory-mapped and read in chunks of
-32 MiB that end at a line end (ingest.text.split_chunks), so a 2 GB log costs a few
-chunks of memory, not its size. In each chunk a parser runs only if one of its anchors
-occurs there, so a log of latency lines pays for the latency parser alone.
+A document is read in chunks of 4 MiB that end at a line end (ingest.text.read_chunks):
+a 2 GB log costs a few chunks of memory, not its size, and a small document is a single
+chunk. For each chunk one hyperscan pass (ingest.gate) tells which parsers have anything
+to read, where the latency lines are, and whether the chunk needs normalising at all: an
+ASCII chunk without quote markers or carriage returns is used as it is, so a log of glog
+lines costs a decode, a newline index and its matches.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import xxhash
 
+from ingest.gate import markers_of
 from ingest.registry import gate_for, parsers_for
 from ingest.runs import Run, assemble
 from ingest.save import SourceInfo
@@ -24,8 +27,8 @@ from ingest.text import (
     NotText,
     decode,
     normalise,
+    read_chunks,
     sniff_encoding,
-    split_chunks,
 )
 from perfboard.model import DocMeta, Found, Problem
 
@@ -37,36 +40,71 @@ class Parsed:
     runs: list[Run] = field(default_factory=list)
 
 
-def content_hash(data: bytes | mmap.mmap) -> str:
-    # xxh3-128: the hash only tells "same bytes again", and it runs at memory speed,
-    # where sha256 alone would cost a third of the time budget of a 500 MB log.
-    return "xxh3-128:" + xxhash.xxh3_128_hexdigest(data)
+# xxh3-128: the hash only tells "same bytes again", and it runs at memory speed, where
+# sha256 alone would cost a third of the time budget of a 500 MB log.
+HASH_PREFIX = "xxh3-128:"
 
 
-def parse_text(doc: DocText, kind: str, raw: bytes | None = None) -> Found:
+def file_hash(path: Path) -> str:
+    """The content hash of a file, read in blocks."""
+    hasher = xxhash.xxh3_128()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            hasher.update(block)
+    return HASH_PREFIX + hasher.hexdigest()
+
+
+def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Found:
     """Run the parsers of a kind over one text (a document or a chunk of one).
 
-    `raw`: the bytes the text was decoded from; when the text is ASCII the anchor gate
-    scans them instead of encoding the text again (normalising only removes characters,
-    so every anchor of the text is also in the bytes).
+    `present`: the parsers the gate found anchors for; None: ask the gate now.
     """
+    if present is None:
+        present = gate_for(kind).scan(doc.text).present
     found = Found()
-    text = doc.text
-    present = gate_for(kind).present(text, raw if raw is not None and text.isascii() else None)
     for name, parse in parsers_for(kind):
         if name not in present:
             continue
-        before = len(found.measurements) + len(found.phases)
-        before += len(found.profile_events) + len(found.passes)
+        before = _count(found)
         for item in parse(doc):
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
             found.add(item)
-        after = len(found.measurements) + len(found.phases)
-        after += len(found.profile_events) + len(found.passes)
-        if after > before and name not in found.parsers:
+        if _count(found) > before and name not in found.parsers:
             found.parsers.append(name)
     return found
+
+
+def _count(found: Found) -> int:
+    return (
+        len(found.measurements) + len(found.phases) + len(found.profile_events) + len(found.passes)
+    )
+
+
+def chunk_text(
+    raw: bytes | memoryview, codec: str, kind: str, meta: DocMeta, first_line: int
+) -> tuple[DocText, set[str]]:
+    """Decode and normalise one chunk, and learn from the gate what it holds."""
+    gate = gate_for(kind)
+    if codec in ("utf-8", "utf-8-sig"):
+        try:
+            text = str(raw, "ascii")  # most logs: nothing to decode, nothing to normalise
+        except UnicodeDecodeError:
+            pass
+        else:
+            markers = markers_of(text)
+            if not markers & {"quote", "cr"}:
+                seen = gate.scan(raw)  # the bytes are the text: offsets agree
+                return DocText(text, meta, first_line, "utf-8", markers, seen.hits), seen.present
+            text = normalise(text)
+            seen = gate.scan(text)  # ASCII stays ASCII: offsets are the text's
+            doc = DocText(text, meta, first_line, "utf-8", markers_of(text), seen.hits)
+            return doc, seen.present
+    text, encoding = decode(bytes(raw), codec)
+    text = normalise(text)
+    seen = gate.scan(text)
+    hits = seen.hits if text.isascii() else None  # byte offsets are not str offsets
+    return DocText(text, meta, first_line, encoding, markers_of(text), hits), seen.present
 
 
 def read_document(path: Path, kind: str, meta: DocMeta, chunk_bytes: int = CHUNK_BYTES) -> Parsed:
@@ -75,50 +113,43 @@ def read_document(path: Path, kind: str, meta: DocMeta, chunk_bytes: int = CHUNK
     if size == 0:
         raise NotText("empty file")
     with open(path, "rb") as fh:
-        if size <= chunk_bytes:
-            data = fh.read()
-            return _parse_whole(data, kind, meta)
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return _parse_chunked(mm, kind, meta, chunk_bytes)
-
-
-def _parse_whole(data: bytes, kind: str, meta: DocMeta) -> Parsed:
-    if not data.strip():
+        head = fh.read(65536)
+        codec = sniff_encoding(head)
+        if codec not in ("utf-8", "utf-8-sig") and size > chunk_bytes:
+            # Multi-byte codecs cannot be cut at a byte "\n"; such logs are never this large.
+            raise NotText(f"{codec} documents larger than {chunk_bytes} bytes are not supported")
+        fh.seek(0)
+        hasher = xxhash.xxh3_128()
+        parsed = _parse_chunks(read_chunks(fh, chunk_bytes, hasher.update), codec, kind, meta)
+    if not parsed.info.n_lines:
         raise NotText("only white space")
-    text, encoding = decode(data, sniff_encoding(data[:65536]))
-    doc = DocText(normalise(text), meta, encoding=encoding)
-    found = parse_text(doc, kind, data if encoding.startswith("utf-8") else None)
-    runs = assemble(doc, found)
-    info = SourceInfo(
-        meta, content_hash(data), kind, len(data), encoding, n_lines=text.count("\n") + 1
-    )
-    return Parsed(info, found, runs)
+    parsed.info.size_bytes = size
+    parsed.info.content_hash = HASH_PREFIX + hasher.hexdigest()
+    return parsed
 
 
-def _parse_chunked(mm: mmap.mmap, kind: str, meta: DocMeta, chunk_bytes: int) -> Parsed:
-    codec = sniff_encoding(mm[:65536])
-    if codec not in ("utf-8", "utf-8-sig"):
-        # Multi-byte codecs cannot be cut at a byte "\n"; such logs are never this large.
-        raise NotText(f"{codec} documents larger than {chunk_bytes} bytes are not supported")
+def _parse_chunks(chunks: Iterator[memoryview], codec: str, kind: str, meta: DocMeta) -> Parsed:
     found = Found()
     runs: list[Run] = []
     first_line = 1
-    encodings = set()
-    for start, end in split_chunks(mm, chunk_bytes):
-        data = mm[start:end]
-        if start == 0 and codec == "utf-8-sig":
-            data = data[3:]
-        text, used = decode(data, "utf-8")
-        encodings.add(used)
-        doc = DocText(normalise(text), meta, first_line=first_line, encoding=used)
-        chunk = parse_text(doc, kind, data if used == "utf-8" else None)
-        chunk_runs = assemble(doc, chunk)
-        _offset_runs(chunk, chunk_runs, len(runs))
-        found.extend(chunk)
+    encodings: list[str] = []
+    blank = True
+    for number, chunk in enumerate(chunks):
+        skip = 3 if number == 0 and codec == "utf-8-sig" else 0  # the BOM
+        with chunk, chunk[skip:] as raw:  # released even when decoding fails
+            blank = blank and not bytes(raw[:4096]).strip() and not bytes(raw).strip()
+            doc, present = chunk_text(raw, codec, kind, meta, first_line)
+        encodings.append(doc.encoding)
+        parsed = parse_text(doc, kind, present)
+        chunk_runs = assemble(doc, parsed)
+        _offset_runs(parsed, chunk_runs, len(runs))
+        found.extend(parsed)
         runs += chunk_runs
-        first_line += data.count(b"\n")
-    encoding = "gb18030" if "gb18030" in encodings else "utf-8"
-    info = SourceInfo(meta, content_hash(mm), kind, len(mm), encoding, n_lines=first_line)
+        first_line += doc.newline_count()
+    encoding = "gb18030" if "gb18030" in encodings else (encodings[0] if encodings else codec)
+    if codec == "utf-8-sig":
+        encoding = "utf-8-sig"
+    info = SourceInfo(meta, "", kind, 0, encoding, n_lines=0 if blank else first_line)
     return Parsed(info, found, runs)
 
 

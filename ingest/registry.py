@@ -55,4 +55,6 @@ def parsers_for(kind: str) -> list[tuple[str, ParseFn]]:
 @cache
 def gate_for(kind: str) -> AnchorGate:
     """The anchor gate of a kind's parsers (compiled once per process)."""
-    return AnchorGate({name: tuple(PARSERS[name].ANCHORS) for name in KINDS[kind]})
+    anchors = {name: tuple(PARSERS[name].ANCHORS) for name in KINDS[kind]}
+    # The latency parser takes the positions of its anchor from the gate's own pass.
+    return AnchorGate(anchors, positional=frozenset({"latency"}) & anchors.keys())

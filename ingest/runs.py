@@ -13,7 +13,8 @@ above a pass log, latency lines and a profiler table of one run. After the parse
 - the model comes from the parser, else another measurement of the same run (the
   nvprof total of an op benchmark run is that op's), else the caption or heading, else
   the document's metadata, else the model the document names most often;
-- a measurement without a time of its own takes the document's date.
+- a measurement without a time of its own takes the document's date; times with a zone
+  are stored as naive UTC, like every time in the store.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC
 from functools import lru_cache
+from operator import attrgetter
 
 from ingest.text import DocText
 from perfboard.model import Found, Measurement, ParamValue
 
 UNKNOWN_BENCHMARK = "unknown"
+UNKNOWN_FRAMEWORK = "unknown"
 
 _HEADING = re.compile(r"(?m)^#{1,6}[ \t]+(.*\S)")
 _FENCE = re.compile(r"(?m)^[ \t]*(```|~~~)")
@@ -56,6 +60,10 @@ class _Context:
     heading: str
     caption: str
     section: int
+
+
+_FLAT = _Context("", "", 0)
+_LINE = attrgetter("line")
 
 
 def _model_name(text: str) -> str:
@@ -104,10 +112,16 @@ class _Contexts:
         text = doc.text
         self._headings: list[tuple[int, str]] = []
         self._fences: list[tuple[int, int, str]] = []  # (open line, close line, caption)
-        if text.startswith("#") or "\n#" in text:
+        markers = doc.markers
+        if markers is None:
+            has_heading = text.startswith("#") or "\n#" in text
+            has_fence = "```" in text or "~~~" in text
+        else:  # the reader already looked (ingest.gate.markers_of)
+            has_heading, has_fence = "heading" in markers, "fence" in markers
+        if has_heading:
             for m in _HEADING.finditer(text):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
-        if "```" in text or "~~~" in text:
+        if has_fence:
             self._find_fences(doc)
 
     def _find_fences(self, doc: DocText) -> None:
@@ -138,6 +152,8 @@ class _Contexts:
         return ""
 
     def at(self, line: int) -> _Context:
+        if not self._headings and not self._fences:
+            return _FLAT  # a plain log: one context for every line
         heading, section = "", 0
         for number, (heading_line, text) in enumerate(self._headings, start=1):
             if heading_line > line:
@@ -175,13 +191,11 @@ def _record_key(item: object) -> tuple[object, ...] | None:
 def assemble(doc: DocText, found: Found) -> list[Run]:
     """Assign runs and fill context into the records of one document, in place."""
     contexts = _Contexts(doc)
-    items = sorted(
-        [*found.measurements, *found.profile_events, *found.passes], key=lambda i: i.line
-    )
+    items = sorted([*found.measurements, *found.profile_events, *found.passes], key=_LINE)
     runs: list[Run] = []
     seen: set[tuple[object, ...]] = set()
     section = -1
-    doc_model = doc.meta.benchmark or dominant_model(doc.text)
+    doc_model = _DocModel(doc)
     for item in items:
         ctx = contexts.at(item.line)
         key = _record_key(item)
@@ -199,7 +213,9 @@ def assemble(doc: DocText, found: Found) -> list[Run]:
     for phase in found.phases:
         phase.project = phase.project or doc.meta.project
         ctx = contexts.at(phase.line)
-        phase.benchmark = phase.benchmark or model_in(ctx.heading) or doc_model or UNKNOWN_BENCHMARK
+        phase.benchmark = (
+            phase.benchmark or model_in(ctx.heading) or doc_model.name() or UNKNOWN_BENCHMARK
+        )
     return runs
 
 
@@ -212,8 +228,21 @@ def _named_benchmarks(measurements: list[Measurement]) -> dict[int, tuple[str, s
     return {run: next(iter(pairs)) for run, pairs in named.items() if len(pairs) == 1}
 
 
+class _DocModel:
+    """The document's model, looked for only when a record needs it (a pass over 1 MiB)."""
+
+    def __init__(self, doc: DocText) -> None:
+        self._doc = doc
+        self._name: str | None = doc.meta.benchmark or None
+
+    def name(self) -> str:
+        if self._name is None:
+            self._name = dominant_model(self._doc.text)
+        return self._name
+
+
 def _fill_measurement(
-    m: Measurement, ctx: _Context, doc: DocText, sibling: tuple[str, str], doc_model: str
+    m: Measurement, ctx: _Context, doc: DocText, sibling: tuple[str, str], doc_model: _DocModel
 ) -> None:
     for label in (ctx.caption, ctx.heading):
         for key, value in _params_from_label(label):
@@ -221,8 +250,11 @@ def _fill_measurement(
     if not m.benchmark and sibling[0]:
         m.benchmark, m.task = sibling
     if not m.benchmark:
-        m.benchmark = model_in(ctx.caption) or model_in(ctx.heading) or doc_model
+        m.benchmark = model_in(ctx.caption) or model_in(ctx.heading) or doc_model.name()
         m.benchmark = m.benchmark or UNKNOWN_BENCHMARK
+    m.framework = m.framework or UNKNOWN_FRAMEWORK
     m.project = m.project or doc.meta.project
     if m.measured_at is None:
         m.measured_at = doc.meta.created_at
+    elif m.measured_at.tzinfo is not None:  # the store keeps naive UTC
+        m.measured_at = m.measured_at.astimezone(UTC).replace(tzinfo=None)

@@ -278,7 +278,7 @@ def write_measurements(
             "status": [m.status for m in measurements],
             "samples": pa.array([m.samples for m in measurements], pa.int64()),
             "warmup": pa.array([m.warmup for m in measurements], pa.int64()),
-            "stats": [canonical_json(m.stats) if m.stats else None for m in measurements],
+            "stats": _stats_json(measurements),
             "line": pa.array([m.line for m in measurements], pa.int64()),
             "raw": [m.raw for m in measurements],
         }
@@ -294,6 +294,28 @@ def write_measurements(
         )
     finally:
         conn.unregister("_perfboard_measurements")
+
+
+def _stats_json(measurements: list[Measurement]) -> list[str | None]:
+    """Canonical JSON of each measurement's stats; the few distinct ones dumped once each."""
+    memo: dict[tuple[Any, ...], str] = {}
+    out: list[str | None] = []
+    for m in measurements:
+        stats = m.stats
+        if not stats:
+            out.append(None)
+            continue
+        try:
+            key = tuple(stats.items())
+            text = memo.get(key)
+        except TypeError:  # an unhashable value (a list): no memo for this one
+            key, text = None, None
+        if text is None:
+            text = canonical_json(stats)
+            if key is not None:
+                memo[key] = text
+        out.append(text)
+    return out
 
 
 def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from perfboard.model import DocMeta
 
@@ -86,7 +87,8 @@ def normalise(text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if text.startswith((">", " >")) or "\n>" in text or "\n >" in text:
+    # ">" alone is one fast search; most texts without quotes have no ">" at all.
+    if ">" in text and (text.startswith((">", " >")) or "\n>" in text or "\n >" in text):
         text = _QUOTE.sub("", text)
     return text
 
@@ -116,15 +118,30 @@ class LineCounter:
 
 @dataclass
 class DocText:
-    """The normalised text of a document (or of one chunk of a large one) and its context."""
+    """The normalised text of a document (or of one chunk of a large one) and its context.
+
+    ``markers``: the structure the anchor gate saw in the text ("heading", "fence"), or
+    None when it was not asked (then whoever needs to know looks). ``hits``: where the
+    anchors of each parser that wants them occur (offsets into text), when the gate
+    scanned this very text; parsers then skip their own scan.
+    """
 
     text: str
     meta: DocMeta = field(default_factory=lambda: DocMeta(uri="<text>"))
     first_line: int = 1
     encoding: str = "utf-8"
+    markers: frozenset[str] | None = None
+    hits: dict[str, list[int]] | None = None
 
     def __post_init__(self) -> None:
         self.line_at = LineCounter(self.text, self.first_line)
+
+    def newline_count(self) -> int:
+        """How many line ends the text has (the next chunk starts that many lines later).
+
+        Counted on from where the parsers' line numbers left off: one pass in all.
+        """
+        return self.line_at(len(self.text)) - self.first_line
 
     def line_bounds(self, pos: int) -> tuple[int, int]:
         """Start and end (exclusive, without the newline) of the line holding pos."""
@@ -158,35 +175,57 @@ def from_text(text: str, meta: DocMeta | None = None) -> DocText:
 # Chunks small enough to stay in cache and to reuse freed memory: decoding 32 MiB at a
 # time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
 CHUNK_BYTES = 4 * 2**20
-_CUT_WINDOW = 2**19
+_CUT_WINDOW = 2**16
 
 
-def split_chunks(
-    data: bytes | memoryview, chunk_bytes: int = CHUNK_BYTES
-) -> Iterator[tuple[int, int]]:
-    """Byte ranges of a large document, each ending at a line end.
+def read_chunks(
+    fh: BinaryIO,
+    chunk_bytes: int = CHUNK_BYTES,
+    on_read: Callable[[memoryview], object] | None = None,
+) -> Iterator[memoryview]:
+    """Read a file in chunks that end at a line end, into one reused buffer.
 
-    A cut prefers a blank line in the last 512 KiB of a chunk, so that a table or a report
-    block is not split between two chunks; failing that, any line end.
+    A cut prefers a blank line in the last 64 KiB of a chunk, so that a table or a report
+    block is not split between two chunks; failing that, any line end. Each chunk is a
+    view valid until the next one is asked for; memory stays at two chunks whatever the
+    size of the file (a memory map would count the whole file in the process's RSS).
+    `on_read` sees every byte once, in order (the content hash).
     """
-    size = len(data)
-    start = 0
-    mv = memoryview(data) if not isinstance(data, memoryview) else data
-    raw = mv.obj if isinstance(mv.obj, bytes) else None
-    while start < size:
-        end = min(start + chunk_bytes, size)
-        if end < size:
-            window_start = max(start, end - _CUT_WINDOW)
-            window = bytes(mv[window_start:end]) if raw is None else raw[window_start:end]
-            blank = window.rfind(b"\n\n")
-            if blank >= 0:
-                end = window_start + blank + 2
-            else:
-                newline = window.rfind(b"\n")
-                if newline >= 0:
-                    end = window_start + newline + 1
-        yield start, end
-        start = end
+    buf = bytearray(2 * chunk_bytes)
+    filled = 0  # bytes at the start of buf carried over from the last read
+    while True:
+        if filled + chunk_bytes > len(buf):  # a line longer than a chunk: grow
+            grown = bytearray(filled + 2 * chunk_bytes)
+            grown[:filled] = buf[:filled]
+            buf = grown
+        with memoryview(buf) as view:
+            n = fh.readinto(view[filled : filled + chunk_bytes])
+            if n and on_read is not None:
+                on_read(view[filled : filled + n])
+            end = filled + (n or 0)
+            if not n:
+                if filled:
+                    yield view[:filled]
+                return
+            if n < chunk_bytes:  # a short read: the end of the file, keep it whole
+                yield view[:end]
+                filled = 0
+                continue
+            cut = _cut(buf, max(filled, end - _CUT_WINDOW), end)
+            if cut <= 0:  # no line end yet: read on
+                filled = end
+                continue
+            yield view[:cut]
+            buf[: end - cut] = buf[cut:end]
+            filled = end - cut
+
+
+def _cut(buf: bytearray, window_start: int, end: int) -> int:
+    blank = buf.rfind(b"\n\n", window_start, end)
+    if blank >= 0:
+        return blank + 2
+    newline = buf.rfind(b"\n", 0, end)
+    return newline + 1
 
 
 def read_text_file(path: str, meta: DocMeta | None = None) -> DocText:

@@ -28,7 +28,13 @@ Decisions:
   a batch-scaled one): it is kept as ``stats["final_result"]`` of the run's last throughput
   measurement, not as a series of its own, so that a plot never doubles a value.
 - A value cut by the end of an excerpt (``FINAL_RESULT=6.``, ``Avg: 0.1``) is a Problem;
-  the rest of the block is still read.
+  the rest of the block is still read. A log path naming no framework leaves framework ""
+  (not Paddle's default: the TensorFlow runs of a comparison must not pass for Paddle).
+
+Speed: one ``re.finditer`` per literal-led pattern ("analysis.py", "average latency of",
+"s/s", "FINAL_RESULT=", '"index"'), merged by position; a block's stat lines are read
+right after its heading. A training log that merely contains "steps/s" costs five C-speed
+scans, not a Python loop over its lines.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ _STEP_UNITS = ("s/step", "ms/step", "steps/s", "step/s")
 class _Value:
     value: float  # normalised
     unit: str
+    kind: str  # "time" or "throughput" (perfboard.units)
     direction: str
     line: int
     raw: str
@@ -202,8 +209,11 @@ def _problem(run: _Run, line: int, reason: str, raw: str, severity: Severity = "
 
 
 def flags(command: str) -> dict[str, str]:
-    """Flags of a command line: "--model_name seq2seq --range -1" -> {"model_name": "seq2seq",
-    "range": "-1"}; a quoted value loses its quotes, a bare flag maps to ""."""
+    """The --flags of a command line and their values, as written.
+
+    "--model_name seq2seq --range -1 --separator ' '" -> {"model_name": "seq2seq",
+    "range": "-1", "separator": " "}: a quoted value loses its quotes, a bare flag gets "".
+    """
     out: dict[str, str] = {}
     for m in _FLAG.finditer(command):
         value = m.group("value") or ""
@@ -290,9 +300,13 @@ def _read_stat(run: _Run, block: _Block | None, line: str, number: int) -> None:
     except UnitError as e:
         _problem(run, number, f"{name}: {e}", line)
         return
+    expected = "throughput" if name == "FPS" else "time"
+    if q.kind != expected:
+        _problem(run, number, f"{name} in {unit!r} is not a {expected}", line)
+        return
     if block is None:
         block = run.orphan_block(name)
-    block.stats[name] = _Value(q.value, q.unit, q.direction, number, line)
+    block.stats[name] = _Value(q.value, q.unit, q.kind, q.direction, number, line)
 
 
 def _read_final(run: _Run, text: str, line: int, raw: str) -> None:

@@ -31,9 +31,14 @@ Decisions:
 - Accuracy results give metric ``"max_diff"`` (unit "", direction lower) with stats
   ``{"consistent": bool, "num_outputs": n}``.
 - Objects are found from their opening ``{ framework:`` / ``{"name":`` and read to the
-  balancing ``}``, so a stray brace between objects is harmless. An object that never
-  closes, or does not read as (pseudo-)JSON, is a Problem at its first line, and the scan
-  goes on after that line so the objects after it are still read.
+  balancing ``}``, so a stray brace between objects is harmless. Each record's ``line`` is
+  the line of its opening brace and ``raw`` the whole object. An object that never closes
+  (the next result opens first), or does not read as (pseudo-)JSON, is a Problem at its
+  first line, and the results after it are still read.
+
+Speed: one ``re.finditer`` per literal ("framework", "consistent", "-- ", "run command:"),
+merged by position; a "{" is looked for only just before a "framework" / "consistent" key
+(a glog has one on every line). Strict JSON is decoded in C on its own line.
 """
 
 from __future__ import annotations
@@ -82,12 +87,14 @@ _BARE_KEY = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?P<lead>[{,]\s*)(?P<key>[A-Za-z_]\
 _FLAG = re.compile(r"--(?P<key>\w+)[ \t=]+(?P<value>(?!--)\S+)")
 _SCRIPT = re.compile(r"([\w.-]+)\.py\b")
 
+# Speed keys that are times of their own (key in the result, metric name).
 SPEED_METRICS = (
     ("total", "total_time"),
     ("gpu_time", "gpu_time"),
     ("wall_time", "wall_time"),
     ("total_include_wall_time", "total_include_wall_time"),
 )
+_SPEED_KEYS = {key for key, _ in SPEED_METRICS}
 
 
 @dataclass
@@ -124,7 +131,7 @@ def parse(doc: DocText) -> Iterator[Item]:
             if record is None:
                 if end < 0:
                     reason = "op result object is cut (no closing brace)"
-                    yield Problem(number, reason, _raw(doc, start), NAME)
+                    yield Problem(number, reason, doc.line_text(start), NAME)
                 else:
                     reason = "op result object cannot be read"
                     yield Problem(number, reason, text[start:end], NAME)
@@ -161,10 +168,6 @@ def object_start(text: str, key_pos: int) -> int:
     if brace < 0 or not _OBJECT_START.match(text, brace):
         return -1
     return brace
-
-
-def _raw(doc: DocText, start: int) -> str:
-    return doc.line_text(start)
 
 
 # -- objects --------------------------------------------------------------------------
@@ -323,8 +326,10 @@ def _speed(record: dict[str, Any], ctx: _Context, line: int, raw: str) -> Iterat
     samples = None
     if isinstance(first, int) and isinstance(speed.get("end"), int):
         samples = speed["end"] - first
-    stats = {k: v for k, v in speed.items() if k not in dict(SPEED_METRICS)}
-    stats = {k: float(v) if k in ("feed", "compute", "fetch") else v for k, v in stats.items()}
+    stats = {k: v for k, v in speed.items() if k not in _SPEED_KEYS}
+    for k in ("feed", "compute", "fetch"):  # v1 prints them as 0.00000: keep them as floats
+        if _number(stats.get(k)) is not None:
+            stats[k] = float(stats[k])
     if "version" in record:
         stats["framework_version"] = str(record["version"])
     if "benchmark commit" in ctx.header:

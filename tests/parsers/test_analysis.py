@@ -119,6 +119,7 @@ def test_cut_and_bad_stat_values_are_problems() -> None:
         "\tAvg: 0.2\n"  # cut before its unit
         "\tMin: nan s/step\n"
         "\tMax: 1.0 furlongs\n"
+        "\tMin: 3.0 steps/s\n"  # a rate where a time belongs
         "\tFPS: 4.960 steps/s\n"
         "FINAL_RESULT=\n"
     )
@@ -128,10 +129,13 @@ def test_cut_and_bad_stat_values_are_problems() -> None:
         ("Problem", 3),
         ("Problem", 4),
         ("Problem", 5),
-        ("Measurement", 6),
-        ("Problem", 7),
+        ("Problem", 6),
+        ("Measurement", 7),
+        ("Problem", 8),
     ]
-    assert items[3].value == 4.96
+    assert items[4].value == 4.96
+    assert items[4].stats == {"steps": 2}
+    assert "not a time" in items[3].reason
     assert "no unit" in items[0].reason
 
 
@@ -141,11 +145,36 @@ def test_stat_lines_outside_analysis_output_are_ignored() -> None:
 
 
 def test_stat_lines_without_a_heading_still_count() -> None:
-    (fps,) = parse_text("\tFPS: 6.849 steps/s\n")
-    assert (fps.metric, fps.value, fps.params, fps.stats) == ("throughput", 6.849, {}, {})
+    avg, fps = parse_text("Avg: 0.146 s/step\nMin: 0.040 s/step\nFPS: 6.849 steps/s\n")
+    assert (avg.metric, avg.value, avg.params, avg.stats) == (
+        "step_time",
+        146.0,
+        {},
+        {"min": 40.0},
+    )
+    assert (fps.metric, fps.value, fps.params, fps.stats, fps.line) == (
+        "throughput",
+        6.849,
+        {},
+        {},
+        3,
+    )
+
+
+def test_a_training_log_mentioning_steps_per_second_is_not_analysis_output() -> None:
+    text = "step 10, loss 2.3, speed: 3.2 steps/s\n" * 3 + "Avg: 1.0 ms\n"
+    assert parse_text(text) == []
 
 
 def test_odd_documents_never_raise() -> None:
     for text in ("", "FINAL_RESULT=", "analysis.py --", '{"index": [1, 2]}', "Avg: s/step"):
         for item in parse_text(text):
             assert isinstance(item, Measurement | Problem)
+
+
+def test_every_cut_of_the_sample_reads_without_raising() -> None:
+    text = sample_doc(SAMPLE).text
+    for cut in range(0, len(text), 5):
+        items = parse_text(text[:cut])
+        assert all(isinstance(i, Measurement | Problem) for i in items)
+        assert [i.line for i in items] == sorted(i.line for i in items)

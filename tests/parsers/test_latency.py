@@ -304,3 +304,20 @@ def test_empty_and_odd_documents_never_raise() -> None:
     ):
         for item in parse_text(text):
             assert isinstance(item, Problem | Measurement)
+
+
+def test_every_cut_of_a_sample_reads_without_raising() -> None:
+    text = sample_doc("paddle-21228_2019-11-19_sand3r-_qat-latency.md").text
+    for cut in range(0, len(text), 3):
+        items = parse_text(text[:cut])
+        assert all(m.value is not None and m.value > 0 for m in measurements(items))
+        assert [i.line for i in items] == sorted(i.line for i in items)
+
+
+def test_sample_cut_inside_a_value_is_a_problem() -> None:
+    text = sample_doc("paddle-21228_2019-11-19_sand3r-_qat-latency.md").text
+    cut = text[: text.index("50.4984") + 3]  # "...average latency: 50."
+    items = parse_text(cut)
+    assert [m.value for m in measurements(items)] == [181.305, 181.006]
+    (p,) = problems(items)
+    assert (p.line, p.raw) == (9, "Run 100 samples, average latency: 50.")

@@ -281,3 +281,26 @@ def test_odd_documents_never_raise() -> None:
     for text in ("", "{", "{name:", '{"name": [}', "-- paddle commit :", "run command:", "{}" * 3):
         for item in parse_text(text):
             assert isinstance(item, Measurement | Problem)
+
+
+def test_cut_v1_object_followed_by_a_good_one() -> None:
+    text = (
+        '{\n  framework: "paddle",\n  name: "abs",\n  speed: { repeat: 1000, start: 10, end\n'
+        '{\n  framework: "tensorflow",\n  name: "abs",\n  speed: { total: 1.91671 }\n}\n'
+    )
+    problem, m = parse_text(text)
+    assert isinstance(problem, Problem)
+    assert problem.line == 1
+    assert (m.framework, m.value, m.line) == ("tensorflow", 1.91671, 5)
+
+
+def test_every_cut_of_the_samples_reads_without_raising() -> None:
+    for name in (
+        "opbench_speed_abs_paddle_gpu.log",
+        "benchmark-282_2019-11-26_xreki_op-benchmark-v1.md",
+    ):
+        text = sample_doc(name).text
+        for cut in range(0, len(text), 7):
+            items = parse_text(text[:cut])
+            assert all(isinstance(i, Measurement | Problem) for i in items)
+            assert [i.line for i in items] == sorted(i.line for i in items)

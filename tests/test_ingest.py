@@ -1,0 +1,261 @@
+"""The ingest CLI end to end: idempotent, atomic per document, honest about bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import ingest.save as save_module
+from ingest.cli import main
+from ingest.documents import read_document
+from perfboard.model import DocMeta
+from tests.conftest import ingest, sample_path
+
+PHASE = "benchmark-165_2020-02-04_xreki_phase2-table.md"
+FUSION = "benchmark-165_2019-09-11_xreki_fc-elementwise-layernorm.md"
+QAT = "paddle-21228_2019-11-19_sand3r-_qat-latency.md"
+
+
+def snapshot(db: Path) -> dict[str, list[tuple]]:
+    """Everything the store holds except ingest times (which a re-ingest may not touch)."""
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        return {
+            "measurements": conn.execute("SELECT * FROM measurements ORDER BY ALL").fetchall(),
+            "series": conn.execute("SELECT * FROM series ORDER BY ALL").fetchall(),
+            "sources": conn.execute(
+                "SELECT * EXCLUDE (ingested_at) FROM sources ORDER BY ALL"
+            ).fetchall(),
+            "milestones": conn.execute("SELECT * FROM milestones ORDER BY ALL").fetchall(),
+            "profile": conn.execute("SELECT * FROM profile_events ORDER BY ALL").fetchall(),
+            "passes": conn.execute("SELECT * FROM passes ORDER BY ALL").fetchall(),
+            "errors": conn.execute(
+                "SELECT * EXCLUDE (seen_at) FROM ingest_errors ORDER BY ALL"
+            ).fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def copy_samples(tmp_path: Path, *names: str) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir(exist_ok=True)
+    for name in names:
+        shutil.copy(sample_path(name), folder / name)
+    return folder
+
+
+def test_the_same_content_twice_changes_nothing(
+    tmp_path: Path, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = copy_samples(tmp_path, PHASE, FUSION, QAT)
+    assert ingest("auto", str(folder), "--date", "2020-02-04") == 0
+    first = snapshot(db_path)
+    capsys.readouterr()
+    assert ingest("auto", str(folder), "--date", "2020-02-04") == 0
+    assert snapshot(db_path) == first
+    summary = capsys.readouterr().err
+    assert "3 documents read (3 unchanged)" in summary
+    assert "0 added, 0 replaced (were 0), 6 unchanged" in summary
+
+
+def test_a_changed_document_replaces_only_its_own_rows(
+    tmp_path: Path, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = copy_samples(tmp_path, FUSION, QAT)
+    assert ingest("auto", str(folder)) == 0
+    before = snapshot(db_path)
+    doc = folder / FUSION
+    doc.write_text(doc.read_text(encoding="utf-8").replace("6.92849", "6.5"), encoding="utf-8")
+    capsys.readouterr()
+    assert ingest("auto", str(folder)) == 0
+    assert "2 replaced (were 2), 4 unchanged" in capsys.readouterr().err
+    after = snapshot(db_path)
+    conn = duckdb.connect(str(db_path), read_only=True)
+    values = conn.execute(
+        "SELECT m.value FROM measurements m JOIN sources s USING (source_id)"
+        " WHERE s.uri LIKE ? ORDER BY m.line",
+        [f"%{FUSION}"],
+    ).fetchall()
+    assert values == [(6.5,), (6.54723,)]
+    qat_rows = lambda snap: [r for r in snap["measurements"] if r[1] == 2]  # noqa: E731
+    assert qat_rows(after) == qat_rows(before)  # the other document's rows are untouched
+    assert len(after["profile"]) == len(before["profile"]) == 5
+    assert len(after["errors"]) == len(before["errors"]) == 1
+
+
+def test_a_document_that_fails_to_save_changes_nothing(
+    tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = copy_samples(tmp_path, FUSION)
+    assert ingest("auto", str(folder)) == 0
+    before = snapshot(db_path)
+    doc = folder / FUSION
+    doc.write_text(doc.read_text(encoding="utf-8").replace("6.92849", "6.5"), encoding="utf-8")
+
+    def disk_full(*args: object) -> None:
+        raise duckdb.IOException("No space left on device")
+
+    # The measurements and the old rows' deletion are written before the profile rows
+    # fail: the transaction must take all of it back.
+    monkeypatch.setattr(save_module, "write_profile", disk_full)
+    assert ingest("auto", str(folder)) == 1
+    after = snapshot(db_path)
+    assert after["measurements"] == before["measurements"]
+    assert after["profile"] == before["profile"]
+    assert after["sources"] == before["sources"]
+    reasons = [e[5] for e in after["errors"]]
+    assert "IOException: No space left on device" in reasons
+
+
+def test_the_same_run_under_another_name_is_a_duplicate(
+    tmp_path: Path, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = copy_samples(tmp_path, QAT)
+    shutil.copy(folder / QAT, folder / "copy-of-qat.md")
+    assert main(["auto", str(folder)]) == 0
+    err = capsys.readouterr().err
+    assert f"{QAT}: duplicate: same content as {folder / 'copy-of-qat.md'}" in err
+    assert "(1 added, 1 duplicate)" in err
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT count(*) FROM measurements").fetchone()[0] == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "not readable: empty file"),
+        (b"   \n\n  ", "not readable: only white space"),
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)) * 4, "not readable: binary data"),
+        (b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "not readable: binary data"),
+        (b"Run 100 samples \xff\xfe\xfa\x80\x80 average", "not valid utf-8 or gb18030"),
+    ],
+)
+def test_unreadable_documents_fail_alone_with_a_clear_message(
+    tmp_path: Path, db_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, reason: str
+) -> None:
+    folder = copy_samples(tmp_path, QAT)
+    (folder / "bad.log").write_bytes(content)
+    assert main(["auto", str(folder)]) == 1  # a failed document makes the exit status 1
+    err = capsys.readouterr().err
+    assert "bad.log: failed" in err and reason in err
+    assert "Traceback" not in err
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT count(*) FROM measurements").fetchone()[0] == 4  # the rest
+    (uri, _line, why) = conn.execute(
+        "SELECT source_uri, line, reason FROM ingest_errors WHERE source_id IS NULL"
+    ).fetchone()
+    assert uri.endswith("bad.log") and reason in why
+
+
+@pytest.mark.parametrize(
+    ("encoding", "expected"),
+    [("gbk", "gb18030"), ("gb18030", "gb18030"), ("utf-16", "utf-16"), ("utf-8-sig", "utf-8-sig")],
+)
+def test_chinese_logs_in_other_encodings_are_read_and_the_encoding_recorded(
+    tmp_path: Path, db_path: Path, encoding: str, expected: str
+) -> None:
+    text = (
+        "## ERNIE 测试结果\n"
+        "- 测试时间：2019年12月24日\n"
+        "Run 5010 samples, average latency: 6.92849 ms per sample.\n"
+        "200 显存不足\n"
+    )
+    path = tmp_path / f"log-{encoding}.txt"
+    path.write_bytes(text.encode(encoding))
+    assert ingest("auto", str(path)) == 0
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT encoding FROM sources").fetchone()[0] == expected
+    row = conn.execute(
+        "SELECT s.benchmark, m.value, m.samples FROM measurements m JOIN series s USING (series_id)"
+    ).fetchone()
+    assert row == ("ernie", 6.92849, 5010)
+
+
+def test_impossible_values_are_problems_not_crashes(tmp_path: Path, db_path: Path) -> None:
+    path = tmp_path / "odd.log"
+    path.write_text(
+        "Run 100 samples, average latency: nan ms per sample.\n"
+        "Run 100 samples, average latency: inf ms per sample.\n"
+        "Run 100 samples, average latency: -3.2 ms per sample.\n"
+        "Run 100 samples, average latency: 1e15 ms per sample.\n"
+        "Run 100 samples, average latency: 7.25 ms per sample.\n",
+        encoding="utf-8",
+    )
+    assert ingest("auto", str(path), "--benchmark", "ernie") == 0
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT value FROM measurements").fetchall() == [(7.25,)]
+    lines = conn.execute("SELECT line FROM ingest_errors ORDER BY line").fetchall()
+    assert lines == [(1,), (2,), (3,), (4,)]
+
+
+def test_dry_run_prints_records_and_touches_no_database(
+    tmp_path: Path, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["auto", str(sample_path(PHASE)), "--dry-run"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert kinds == ["phase", "problem"]
+    phase = records[0]
+    assert phase["name"] == "二期优化工作" and phase["owner"] == "NHZlX"
+    assert [m["value"] for m in phase["milestones"]] == [10.0, 9.5]
+    assert records[1]["line"] == 13
+    assert not db_path.exists()
+
+
+def test_a_missing_path_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["auto", str(tmp_path / "nope.log")]) == 2
+    assert "nope.log: no such file or folder" in capsys.readouterr().err
+
+
+def test_a_locked_database_is_waited_for_then_reported(
+    tmp_path: Path, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('ok', flush=True);"
+            " time.sleep(30)",
+            str(db_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
+        status = main(["auto", str(sample_path(QAT)), "--lock-timeout", "0.5"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert status == 2
+    assert "Another ingest may be running" in capsys.readouterr().err
+
+
+def test_a_large_log_read_in_chunks_gives_what_a_whole_read_gives(tmp_path: Path) -> None:
+    block = sample_path(FUSION).read_text(encoding="utf-8")
+    noise = "I0719 10:14:50.539557 70931 operator.cc:169] CUDAPlace(0) Op(increment).\n" * 300
+    path = tmp_path / "big.md"
+    path.write_text((noise + "\n" + block + "\n") * 40, encoding="utf-8")
+    meta = DocMeta(uri="big.md")
+    whole = read_document(path, "auto", meta).found
+    chunked = read_document(path, "auto", meta, chunk_bytes=64 * 1024).found
+    assert len(whole.measurements) == 80
+    key = lambda m: (m.line, m.metric, m.value, m.samples)  # noqa: E731
+    assert [key(m) for m in chunked.measurements] == [key(m) for m in whole.measurements]
+    assert [(e.line, e.event, e.total) for e in chunked.profile_events] == [
+        (e.line, e.event, e.total) for e in whole.profile_events
+    ]
+    assert [(p.line, p.subgraphs) for p in chunked.passes] == [
+        (p.line, p.subgraphs) for p in whole.passes
+    ]
+    assert len({m.run for m in chunked.measurements}) == 40  # one run per pasted block

@@ -19,7 +19,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -203,20 +203,28 @@ def run_ingest(args: argparse.Namespace) -> int:
     conn = open_store(args.db, args.lock_timeout)
     summary = Summary()
     total = sum(p.stat().st_size for p in documents)
+    # On a terminal, for runs long enough to wait on (tqdm shows it after half a second).
     show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(documents) > 20)
     with tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar:
         for path in documents:
-            result = ingest_one(conn, path, args.kind, meta_for(path, args, manifest))
+            done = bar.n
+            result = ingest_one(conn, path, args.kind, meta_for(path, args, manifest), bar.update)
             summary.count(result)
             if not args.quiet:
                 report(result, conn, bar)
-            bar.update(path.stat().st_size)
+            bar.update(done + path.stat().st_size - bar.n)  # the rest: results files, failures
     conn.close()
     print(summary.render(time.perf_counter() - started), file=sys.stderr)
     return 1 if summary.failed else 0
 
 
-def ingest_one(conn: duckdb.DuckDBPyConnection, path: Path, kind: str, meta: DocMeta) -> SaveResult:
+def ingest_one(
+    conn: duckdb.DuckDBPyConnection,
+    path: Path,
+    kind: str,
+    meta: DocMeta,
+    progress: Callable[[int], object] | None = None,
+) -> SaveResult:
     """Read and store one document; any failure is recorded against it, not raised."""
     try:
         if kind == RESULTS_KIND or (kind == "auto" and _is_results(path)):
@@ -224,7 +232,7 @@ def ingest_one(conn: duckdb.DuckDBPyConnection, path: Path, kind: str, meta: Doc
                 raise NotText("empty file")
             info = SourceInfo(meta, file_hash(path), RESULTS_KIND, path.stat().st_size)
             return results.save_results(conn, path, info)
-        parsed = read_document(path, kind, meta)
+        parsed = read_document(path, kind, meta, progress=progress)
         return save_found(conn, parsed.info, parsed.found, parsed.runs)
     except NotText as error:
         return record_failure(conn, meta.uri, Problem(0, f"not readable: {error}", parser=kind))

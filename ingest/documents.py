@@ -11,7 +11,7 @@ lines costs a decode, a newline index and its matches.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,8 +107,17 @@ def chunk_text(
     return DocText(text, meta, first_line, encoding, markers_of(text), hits), seen.present
 
 
-def read_document(path: Path, kind: str, meta: DocMeta, chunk_bytes: int = CHUNK_BYTES) -> Parsed:
-    """Parse a file. Raises NotText (empty, binary, undecodable) and OSError."""
+def read_document(
+    path: Path,
+    kind: str,
+    meta: DocMeta,
+    chunk_bytes: int = CHUNK_BYTES,
+    progress: Callable[[int], object] | None = None,
+) -> Parsed:
+    """Parse a file. Raises NotText (empty, binary, undecodable) and OSError.
+
+    `progress` is told how many bytes each chunk had, as it is read (the progress bar).
+    """
     size = os.path.getsize(path)
     if size == 0:
         raise NotText("empty file")
@@ -120,7 +129,8 @@ def read_document(path: Path, kind: str, meta: DocMeta, chunk_bytes: int = CHUNK
             raise NotText(f"{codec} documents larger than {chunk_bytes} bytes are not supported")
         fh.seek(0)
         hasher = xxhash.xxh3_128()
-        parsed = _parse_chunks(read_chunks(fh, chunk_bytes, hasher.update), codec, kind, meta)
+        chunks = read_chunks(fh, chunk_bytes, hasher.update)
+        parsed = _parse_chunks(chunks, codec, kind, meta, progress)
     if not parsed.info.n_lines:
         raise NotText("only white space")
     parsed.info.size_bytes = size
@@ -128,7 +138,13 @@ def read_document(path: Path, kind: str, meta: DocMeta, chunk_bytes: int = CHUNK
     return parsed
 
 
-def _parse_chunks(chunks: Iterator[memoryview], codec: str, kind: str, meta: DocMeta) -> Parsed:
+def _parse_chunks(
+    chunks: Iterator[memoryview],
+    codec: str,
+    kind: str,
+    meta: DocMeta,
+    progress: Callable[[int], object] | None,
+) -> Parsed:
     found = Found()
     runs: list[Run] = []
     first_line = 1
@@ -139,6 +155,8 @@ def _parse_chunks(chunks: Iterator[memoryview], codec: str, kind: str, meta: Doc
         with chunk, chunk[skip:] as raw:  # released even when decoding fails
             blank = blank and not bytes(raw[:4096]).strip() and not bytes(raw).strip()
             doc, present = chunk_text(raw, codec, kind, meta, first_line)
+            if progress is not None:
+                progress(len(chunk))
         encodings.append(doc.encoding)
         parsed = parse_text(doc, kind, present)
         chunk_runs = assemble(doc, parsed)

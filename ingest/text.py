@@ -120,8 +120,9 @@ class LineCounter:
 class DocText:
     """The normalised text of a document (or of one chunk of a large one) and its context.
 
-    ``markers``: the structure the anchor gate saw in the text ("heading", "fence"), or
-    None when it was not asked (then whoever needs to know looks). ``hits``: where the
+    ``markers``: the markdown structure the reader saw in the text ("heading", "fence",
+    "quote", "cr"; ingest.gate.markers_of), or None when it did not look (then whoever
+    needs to know looks). ``hits``: where the
     anchors of each parser that wants them occur (offsets into text), when the gate
     scanned this very text; parsers then skip their own scan.
     """

@@ -39,13 +39,13 @@ scans, not a Python loop over its lines.
 
 from __future__ import annotations
 
-import heapq
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, Problem
 from perfboard.units import UnitError, is_known, normalise
@@ -163,24 +163,6 @@ def parse(doc: DocText) -> Iterator[Item]:
                 number = doc.line_at(pos)
                 _read_json(run, line[json_start.start() :], number, line)
     yield from _finish(run)
-
-
-def hits(
-    text: str, patterns: tuple[tuple[str, re.Pattern[str]], ...]
-) -> Iterator[tuple[int, str, re.Match[str]]]:
-    """(position, kind, match) of every pattern's matches, in text order.
-
-    One C-speed scan per literal-led pattern, merged lazily.
-    """
-    streams = [_tagged(kind, pattern, text) for kind, pattern in patterns]
-    return heapq.merge(*streams, key=lambda hit: hit[0])
-
-
-def _tagged(
-    kind: str, pattern: re.Pattern[str], text: str
-) -> Iterator[tuple[int, str, re.Match[str]]]:
-    for m in pattern.finditer(text):
-        yield m.start(), kind, m
 
 
 def _read_block(doc: DocText, run: _Run, block: _Block, pos: int) -> int:

@@ -43,7 +43,6 @@ merged by position; a "{" is looked for only just before a "framework" / "consis
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import re
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, Problem
 
@@ -138,24 +138,6 @@ def parse(doc: DocText) -> Iterator[Item]:
                 continue
             resume = end
             yield from _read_record(record, ctx, number, text[start:end])
-
-
-def hits(
-    text: str, patterns: tuple[tuple[str, re.Pattern[str]], ...]
-) -> Iterator[tuple[int, str, re.Match[str]]]:
-    """(position, kind, match) of every pattern's matches, in text order.
-
-    One C-speed scan per literal-led pattern, merged lazily.
-    """
-    streams = [_tagged(kind, pattern, text) for kind, pattern in patterns]
-    return heapq.merge(*streams, key=lambda hit: hit[0])
-
-
-def _tagged(
-    kind: str, pattern: re.Pattern[str], text: str
-) -> Iterator[tuple[int, str, re.Match[str]]]:
-    for m in pattern.finditer(text):
-        yield m.start(), kind, m
 
 
 def object_start(text: str, key_pos: int) -> int:

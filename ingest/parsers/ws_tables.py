@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, cast
 
-from ingest.parsers.md_tables import (
+from ingest.parsers.cells import (
     CONTEXT_WINDOW,
     DIMENSIONS,
     dimension_key,

@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from ingest.parsers import ws_tables
-from ingest.parsers.md_tables import DIMENSIONS
+from ingest.parsers.cells import DIMENSIONS
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, Problem
 from tests.conftest import sample_doc, sample_path, text_doc

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -200,20 +201,22 @@ def run_ingest(args: argparse.Namespace) -> int:
     manifest = load_manifests(args.paths)
     if args.dry_run:
         return dry_run(documents, args, manifest, sys.stdout)
-    conn = open_store(args.db, args.lock_timeout)
     summary = Summary()
     total = sum(p.stat().st_size for p in documents)
-    # On a terminal, for runs long enough to wait on (tqdm shows it after half a second).
+    # On a terminal, for runs long enough to wait on.
     show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(documents) > 20)
-    with tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar:
+    with (
+        closing(open_store(args.db, args.lock_timeout)) as conn,
+        tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar,
+    ):
         for path in documents:
             done = bar.n
-            result = ingest_one(conn, path, args.kind, meta_for(path, args, manifest), bar.update)
+            meta = meta_for(path, args, manifest)
+            result = ingest_one(conn, path, args.kind, meta, bar.update)
             summary.count(result)
             if not args.quiet:
                 report(result, conn, bar)
             bar.update(done + path.stat().st_size - bar.n)  # the rest: results files, failures
-    conn.close()
     print(summary.render(time.perf_counter() - started), file=sys.stderr)
     return 1 if summary.failed else 0
 

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC
 from functools import lru_cache
+from itertools import chain
 from operator import attrgetter
 
 from ingest.text import DocText
@@ -169,7 +170,7 @@ class _Contexts:
 
 def _record_key(item: object) -> tuple[object, ...] | None:
     """What may occur once per run: a second occurrence starts the next run."""
-    if isinstance(item, Measurement):
+    if type(item) is Measurement:
         return (
             "m",
             item.benchmark,
@@ -191,31 +192,40 @@ def _record_key(item: object) -> tuple[object, ...] | None:
 def assemble(doc: DocText, found: Found) -> list[Run]:
     """Assign runs and fill context into the records of one document, in place."""
     contexts = _Contexts(doc)
-    items = sorted([*found.measurements, *found.profile_events, *found.passes], key=_LINE)
+    runs = _assign_runs(contexts, found)
+    doc_model = _DocModel(doc)
+    named = _named_benchmarks(found.measurements)
+    at = contexts.at
+    for m in found.measurements:
+        _fill_measurement(m, at(m.line), doc, named.get(m.run) or ("", ""), doc_model)
+    for phase in found.phases:
+        phase.project = phase.project or doc.meta.project
+        ctx = at(phase.line)
+        phase.benchmark = (
+            phase.benchmark or model_in(ctx.heading) or doc_model.name() or UNKNOWN_BENCHMARK
+        )
+    return runs
+
+
+def _assign_runs(contexts: _Contexts, found: Found) -> list[Run]:
+    groups = [g for g in (found.measurements, found.profile_events, found.passes) if g]
+    # Each parser yields in document order: one group needs no sort.
+    items = groups[0] if len(groups) == 1 else sorted(chain(*groups), key=_LINE)
     runs: list[Run] = []
     seen: set[tuple[object, ...]] = set()
     section = -1
-    doc_model = _DocModel(doc)
+    at = contexts.at
     for item in items:
-        ctx = contexts.at(item.line)
+        ctx = at(item.line)
         key = _record_key(item)
-        if not runs or ctx.section != section or (key is not None and key in seen):
+        if ctx.section != section or (key is not None and key in seen) or not runs:
             label = " / ".join(part for part in (ctx.heading, ctx.caption) if part)
             runs.append(Run(len(runs), label, item.line))
             seen = set()
         section = ctx.section
         if key is not None:
             seen.add(key)
-        item.run = runs[-1].number
-    named = _named_benchmarks(found.measurements)
-    for m in found.measurements:
-        _fill_measurement(m, contexts.at(m.line), doc, named.get(m.run) or ("", ""), doc_model)
-    for phase in found.phases:
-        phase.project = phase.project or doc.meta.project
-        ctx = contexts.at(phase.line)
-        phase.benchmark = (
-            phase.benchmark or model_in(ctx.heading) or doc_model.name() or UNKNOWN_BENCHMARK
-        )
+        item.run = len(runs) - 1
     return runs
 
 

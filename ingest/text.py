@@ -12,9 +12,8 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 from perfboard.model import DocMeta
 
@@ -171,62 +170,6 @@ class DocText:
 def from_text(text: str, meta: DocMeta | None = None) -> DocText:
     """A DocText from a str (tests, GitHub comments): normalised like a file would be."""
     return DocText(normalise(text), meta or DocMeta(uri="<text>"))
-
-
-# Chunks small enough to stay in cache and to reuse freed memory: decoding 32 MiB at a
-# time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
-CHUNK_BYTES = 4 * 2**20
-_CUT_WINDOW = 2**16
-
-
-def read_chunks(
-    fh: BinaryIO,
-    chunk_bytes: int = CHUNK_BYTES,
-    on_read: Callable[[memoryview], object] | None = None,
-) -> Iterator[memoryview]:
-    """Read a file in chunks that end at a line end, into one reused buffer.
-
-    A cut prefers a blank line in the last 64 KiB of a chunk, so that a table or a report
-    block is not split between two chunks; failing that, any line end. Each chunk is a
-    view valid until the next one is asked for; memory stays at two chunks whatever the
-    size of the file (a memory map would count the whole file in the process's RSS).
-    `on_read` sees every byte once, in order (the content hash).
-    """
-    buf = bytearray(2 * chunk_bytes)
-    filled = 0  # bytes at the start of buf carried over from the last read
-    while True:
-        if filled + chunk_bytes > len(buf):  # a line longer than a chunk: grow
-            grown = bytearray(filled + 2 * chunk_bytes)
-            grown[:filled] = buf[:filled]
-            buf = grown
-        with memoryview(buf) as view:
-            n = fh.readinto(view[filled : filled + chunk_bytes])
-            if n and on_read is not None:
-                on_read(view[filled : filled + n])
-            end = filled + (n or 0)
-            if not n:
-                if filled:
-                    yield view[:filled]
-                return
-            if n < chunk_bytes:  # a short read: the end of the file, keep it whole
-                yield view[:end]
-                filled = 0
-                continue
-            cut = _cut(buf, max(filled, end - _CUT_WINDOW), end)
-            if cut <= 0:  # no line end yet: read on
-                filled = end
-                continue
-            yield view[:cut]
-            buf[: end - cut] = buf[cut:end]
-            filled = end - cut
-
-
-def _cut(buf: bytearray, window_start: int, end: int) -> int:
-    blank = buf.rfind(b"\n\n", window_start, end)
-    if blank >= 0:
-        return blank + 2
-    newline = buf.rfind(b"\n", 0, end)
-    return newline + 1
 
 
 def read_text_file(path: str, meta: DocMeta | None = None) -> DocText:

@@ -259,3 +259,23 @@ def test_a_large_log_read_in_chunks_gives_what_a_whole_read_gives(tmp_path: Path
         (p.line, p.subgraphs) for p in whole.passes
     ]
     assert len({m.run for m in chunked.measurements}) == 40  # one run per pasted block
+
+
+def test_chunks_cover_the_file_and_end_at_line_ends_even_after_a_long_line(tmp_path: Path) -> None:
+    from ingest.documents import plan_chunks
+
+    path = tmp_path / "plan.log"
+    lines = [f"line {i:05d} " + "x" * (i % 90) for i in range(4000)]
+    lines[2600] = "y" * 5000  # a line longer than a chunk
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(data)
+    with open(path, "rb") as fh:
+        ranges = plan_chunks(fh.fileno(), len(data), chunk_bytes=4096)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # no gap
+    assert all(data[end - 1 : end] == b"\n" for _, end in ranges)  # every cut at a line end
+    long_start = data.index(b"y" * 5000)
+    assert any(start <= long_start and end > long_start + 5000 for start, end in ranges)
+    whole = read_document(path, "auto", DocMeta(uri="plan.log")).info
+    small = read_document(path, "auto", DocMeta(uri="plan.log"), chunk_bytes=4096).info
+    assert whole.n_lines == small.n_lines == 4001

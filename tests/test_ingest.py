@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -272,7 +273,7 @@ def test_chunks_cover_the_file_and_end_at_line_ends_even_after_a_long_line(tmp_p
     with open(path, "rb") as fh:
         ranges = plan_chunks(fh.fileno(), len(data), chunk_bytes=4096)
     assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # no gap
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # no gap
     assert all(data[end - 1 : end] == b"\n" for _, end in ranges)  # every cut at a line end
     long_start = data.index(b"y" * 5000)
     assert any(start <= long_start and end > long_start + 5000 for start, end in ranges)

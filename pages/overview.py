@@ -88,6 +88,8 @@ for phase in phases.itertuples():
             width="stretch",
             column_config={
                 "value": st.column_config.NumberColumn(f"value ({phase.unit})", format="%.4g"),
+                "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),
+                "description": st.column_config.TextColumn("description", width="large"),
                 "PR": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
                 "reported_speedup_raw": "reported",
                 "computed_reduction": st.column_config.NumberColumn(
@@ -132,6 +134,9 @@ else:
         width="stretch",
         column_config={
             "version": st.column_config.TextColumn("version", width="small"),
+            "measured_at": st.column_config.DatetimeColumn(
+                "measured (UTC)", format="YYYY-MM-DD HH:mm"
+            ),
             "source_url": st.column_config.LinkColumn("link"),
         },
     )

@@ -19,6 +19,7 @@ import json
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -243,6 +244,17 @@ def ingest_one(
         return record_failure(
             conn, meta.uri, Problem(0, f"{type(error).__name__}: {error}", parser=kind)
         )
+    except Exception as error:  # a parser bug must not cost the other documents
+        return record_failure(conn, meta.uri, Problem(0, internal_error(error), parser=kind))
+
+
+def internal_error(error: Exception) -> str:
+    """A bug's message for the user: what and where, so it can be reported."""
+    where = traceback.extract_tb(error.__traceback__)[-1]
+    return (
+        f"internal error, please report: {type(error).__name__}: {error}"
+        f" at {Path(where.filename).name}:{where.lineno}"
+    )
 
 
 def _is_results(path: Path) -> bool:
@@ -284,6 +296,9 @@ def dry_run(
         except (NotText, OSError, duckdb.Error) as error:
             failed += 1
             records = [{"kind": "problem", "line": 0, "reason": f"not readable: {error}"}]
+        except Exception as error:  # as in ingest_one: one document, not the run
+            failed += 1
+            records = [{"kind": "problem", "line": 0, "reason": internal_error(error)}]
         for record in records:
             out.write(
                 json.dumps({"document": str(path), **record}, ensure_ascii=False, default=str)

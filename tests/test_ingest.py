@@ -280,3 +280,53 @@ def test_chunks_cover_the_file_and_end_at_line_ends_even_after_a_long_line(tmp_p
     whole = read_document(path, "auto", DocMeta(uri="plan.log")).info
     small = read_document(path, "auto", DocMeta(uri="plan.log"), chunk_bytes=4096).info
     assert whole.n_lines == small.n_lines == 4001
+
+
+def test_a_parser_bug_fails_its_document_only(
+    tmp_path: Path,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import ingest.parsers.latency as latency
+
+    def broken(doc: object) -> object:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(latency, "parse", broken)
+    folder = copy_samples(tmp_path, QAT, PHASE)
+    assert main(["auto", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "internal error, please report: IndexError: list index out of range" in err
+    assert "Traceback" not in err
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT name FROM phases").fetchall() == [("二期优化工作",)]
+
+
+def test_damaged_copies_of_every_sample_never_crash_the_reader(tmp_path: Path) -> None:
+    """Truncations, flipped bytes and spliced lines of real documents: records or
+    problems, never an exception (other than NotText for what is not text)."""
+    import random
+
+    from ingest.text import NotText
+    from tests.conftest import SAMPLES
+
+    rng = random.Random(20200204)
+    documents = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".md", ".log"))
+    path = tmp_path / "damaged.md"
+    for original in documents:
+        data = original.read_bytes()
+        for _ in range(25):
+            damaged = bytearray(data[: rng.randrange(1, len(data) + 1)])
+            for _ in range(rng.randrange(4)):
+                damaged[rng.randrange(len(damaged))] = rng.choice(b"|{}:\n -.0123456789e>#`")
+            if rng.random() < 0.3:
+                cut = rng.randrange(len(damaged))
+                damaged[cut:cut] = damaged[: rng.randrange(len(damaged))]
+            path.write_bytes(bytes(damaged))
+            try:
+                parsed = read_document(path, "auto", DocMeta(uri="damaged.md"))
+            except NotText:
+                continue
+            lines = [m.line for m in parsed.found.measurements]
+            assert all(1 <= n <= parsed.info.n_lines for n in lines), original.name

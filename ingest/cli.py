@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import tempfile
 import time
@@ -186,7 +187,8 @@ def parse_date(text: str | None, where: str) -> datetime | None:
 def meta_for(path: Path, args: argparse.Namespace, manifest: dict[Path, dict[str, str]]) -> DocMeta:
     row = manifest.get(path.resolve(), {})
     return DocMeta(
-        uri=str(path),
+        # The path as given, tidied ("./data/x.md" is "data/x.md"): a source's name.
+        uri=os.path.normpath(path),
         project=args.project or row.get("project", ""),
         benchmark=args.benchmark or row.get("benchmark", ""),
         url=args.url or row.get("url", ""),

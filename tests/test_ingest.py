@@ -330,3 +330,11 @@ def test_damaged_copies_of_every_sample_never_crash_the_reader(tmp_path: Path) -
                 continue
             lines = [m.line for m in parsed.found.measurements]
             assert all(1 <= n <= parsed.info.n_lines for n in lines), original.name
+
+
+def test_one_file_named_two_ways_is_one_source(tmp_path: Path, db_path: Path) -> None:
+    folder = copy_samples(tmp_path, QAT)
+    assert ingest("auto", str(folder / QAT)) == 0
+    assert ingest("auto", f"{folder}/./{QAT}") == 0
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT uri FROM sources").fetchall() == [(str(folder / QAT),)]

@@ -28,7 +28,7 @@ from ingest.text import (
     normalise,
     sniff_encoding,
 )
-from perfboard.model import DocMeta, Found, Problem
+from perfboard.model import DocMeta, Found, Measurement, Problem
 
 # Chunks small enough to stay in cache and to reuse freed memory: decoding 32 MiB at a
 # time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
@@ -71,7 +71,11 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
         if name not in present:
             continue
         before = _count(found)
+        measurements = found.measurements
         for item in parse(doc):
+            if type(item) is Measurement:  # the bulk of a large log: no dispatch
+                measurements.append(item)
+                continue
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
             found.add(item)
@@ -100,7 +104,8 @@ def chunk_text(
             markers = markers_of(text)
             if not markers & {"quote", "cr"}:
                 seen = gate.scan(raw)  # the bytes are the text: offsets agree
-                return DocText(text, meta, first_line, "utf-8", markers, seen.hits), seen.present
+                doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, raw)
+                return doc, seen.present
             text = normalise(text)
             seen = gate.scan(text)  # ASCII stays ASCII: offsets are the text's
             doc = DocText(text, meta, first_line, "utf-8", markers_of(text), seen.hits)

@@ -62,6 +62,10 @@ class _Context:
     caption: str
     section: int
 
+    @property
+    def label(self) -> str:
+        return " / ".join(part for part in (self.heading, self.caption) if part)
+
 
 _FLAT = _Context("", "", 0)
 _LINE = attrgetter("line")
@@ -219,8 +223,7 @@ def _assign_runs(contexts: _Contexts, found: Found) -> list[Run]:
         ctx = at(item.line)
         key = _record_key(item)
         if ctx.section != section or (key is not None and key in seen) or not runs:
-            label = " / ".join(part for part in (ctx.heading, ctx.caption) if part)
-            runs.append(Run(len(runs), label, item.line))
+            runs.append(Run(len(runs), ctx.label if ctx is not _FLAT else "", item.line))
             seen = set()
         section = ctx.section
         if key is not None:
@@ -231,6 +234,8 @@ def _assign_runs(contexts: _Contexts, found: Found) -> list[Run]:
 
 def _named_benchmarks(measurements: list[Measurement]) -> dict[int, tuple[str, str]]:
     """The (benchmark, task) a run's parsers named, when all of them name the same one."""
+    if all(m.benchmark for m in measurements):
+        return {}  # nothing to fill (a tester log names its model on every line)
     named: dict[int, set[tuple[str, str]]] = {}
     for m in measurements:
         if m.benchmark:

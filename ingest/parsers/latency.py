@@ -90,15 +90,16 @@ _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z][A-Za-z_ ]*?)\s*:\s*(?P<value>[^,]*)")
 def parse(doc: DocText) -> Iterator[Item]:
     """Measurements and Problems of every latency line in the document, in order."""
     text = doc.text
-    line_at = doc.line_at
     created = doc.meta.created_at
     fast = _FAST.fullmatch
-    for start, end in _hit_lines(doc):
+    spans = list(_hit_lines(doc))
+    numbers = doc.lines_at([start for start, _ in spans])  # one lookup for all of them
+    for (start, end), number in zip(spans, numbers, strict=True):
         # Nearly every hit in a big log is a well-formed tester line: read it with one
         # match and no nested generators; anything else takes the general path.
         m = fast(text, start, end)
         if m is not None:
-            item = _fast_record(m, text[start:end], line_at(start), created)
+            item = _fast_record(m, text[start:end], number, created)
             if item is not None:
                 yield item
                 continue

@@ -40,6 +40,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "analysis": ("analysis",),
 }
 # "results" (perfboard's own format) has its own bulk reader: ingest/results.py.
+
+# Bump when a parser reads the same bytes differently: documents stored by an older
+# reader are then read again instead of being skipped as unchanged.
+READER_VERSION = "1"
 RESULTS_KIND = "results"
 
 ParseFn = Callable[[DocText], Iterator[Item]]

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import duckdb
 import pyarrow as pa
 
+from ingest.registry import READER_VERSION
 from ingest.runs import Run
 from perfboard.model import DocMeta, Found, Measurement, Problem, canonical_json, series_key
 
@@ -63,13 +64,15 @@ def now_utc() -> datetime:
 def prior_state(conn: duckdb.DuckDBPyConnection, info: SourceInfo) -> SaveResult | None:
     """Unchanged or duplicate: the result to report without writing, else None."""
     row = conn.execute(
-        "SELECT content_hash, n_measurements FROM sources WHERE uri = ?", [info.meta.uri]
+        "SELECT content_hash, kind, reader, n_measurements FROM sources WHERE uri = ?",
+        [info.meta.uri],
     ).fetchone()
-    if row and row[0] == info.content_hash:
-        return SaveResult(info.meta.uri, "unchanged", previous=row[1])
+    # Unchanged: the same bytes, read the same way (same kind, same reader version).
+    if row and row[:3] == (info.content_hash, info.kind, READER_VERSION):
+        return SaveResult(info.meta.uri, "unchanged", previous=row[3])
     twin = conn.execute(
-        "SELECT uri FROM sources WHERE content_hash = ? AND uri <> ? LIMIT 1",
-        [info.content_hash, info.meta.uri],
+        "SELECT uri FROM sources WHERE content_hash = ? AND kind = ? AND uri <> ? LIMIT 1",
+        [info.content_hash, info.kind, info.meta.uri],
     ).fetchone()
     if twin:
         return SaveResult(
@@ -98,6 +101,7 @@ def begin_source(
         info.content_hash,
         parsers,
         info.kind,
+        READER_VERSION,
         info.encoding,
         meta.project,
         meta.url or None,
@@ -113,9 +117,9 @@ def begin_source(
     ]
     if row is None:
         source_id = conn.execute(
-            "INSERT INTO sources (content_hash, parser, kind, encoding, project, url, author,"
-            " title, created_at, ingested_at, size_bytes, n_lines, n_measurements, n_problems,"
-            " status, uri) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO sources (content_hash, parser, kind, reader, encoding, project, url,"
+            " author, title, created_at, ingested_at, size_bytes, n_lines, n_measurements,"
+            " n_problems, status, uri) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " RETURNING source_id",
             [*values, meta.uri],
         ).fetchone()[0]
@@ -123,7 +127,8 @@ def begin_source(
     source_id, previous = row
     delete_source_rows(conn, source_id, meta.uri)
     conn.execute(
-        "UPDATE sources SET content_hash = ?, parser = ?, kind = ?, encoding = ?, project = ?,"
+        "UPDATE sources SET content_hash = ?, parser = ?, kind = ?, reader = ?, encoding = ?,"
+        " project = ?,"
         " url = ?, author = ?, title = ?, created_at = ?, ingested_at = ?, size_bytes = ?,"
         " n_lines = ?, n_measurements = ?, n_problems = ?, status = ? WHERE source_id = ?",
         [*values, source_id],

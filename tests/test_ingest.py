@@ -338,3 +338,22 @@ def test_one_file_named_two_ways_is_one_source(tmp_path: Path, db_path: Path) ->
     assert ingest("auto", f"{folder}/./{QAT}") == 0
     conn = duckdb.connect(str(db_path), read_only=True)
     assert conn.execute("SELECT uri FROM sources").fetchall() == [(str(folder / QAT),)]
+
+
+def test_the_same_bytes_read_another_way_are_read_again(
+    tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = copy_samples(tmp_path, FUSION)
+    assert ingest("profiles", str(folder)) == 0  # only the profiler table
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT count(*) FROM measurements").fetchone()[0] == 0
+    conn.close()
+    assert ingest("auto", str(folder)) == 0  # another kind: read again, latency too
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT count(*) FROM measurements").fetchone()[0] == 2
+    conn.close()
+    monkeypatch.setattr(save_module, "READER_VERSION", "2")  # a newer perfboard
+    before = snapshot(db_path)["sources"]
+    assert ingest("auto", str(folder)) == 0
+    after = snapshot(db_path)["sources"]
+    assert [row[5] for row in after] == ["2"] and [row[5] for row in before] == ["1"]

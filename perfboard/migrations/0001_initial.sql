@@ -14,6 +14,7 @@ CREATE TABLE sources (
     content_hash  VARCHAR NOT NULL,          -- sha256 of the bytes: same hash, nothing to do
     parser        VARCHAR NOT NULL,          -- parsers that found something, comma-separated
     kind          VARCHAR NOT NULL,          -- the ingest kind asked for: auto, logs, results...
+    reader        VARCHAR NOT NULL,          -- ingest.registry.READER_VERSION that read it
     encoding      VARCHAR,                   -- utf-8, gb18030 (a recorded fallback), utf-16
     project       VARCHAR NOT NULL DEFAULT '',
     url           VARCHAR,                   -- https link to the document, when it has one

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import codecs
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -121,18 +122,20 @@ class LineIndex:
     """Line numbers from the positions of every newline, found with numpy.
 
     For the bytes of an ASCII chunk: comparing and collecting runs at about 7 GB/s, where
-    counting with str.count runs at 2-3 GB/s, and a batch of positions is looked up in one
-    call. The comparison goes into one scratch array that is kept, not allocated per chunk.
+    counting with str.count runs at 2-3 GB/s, and numpy releases the GIL, so the index can
+    be built by the thread that reads ahead. A batch of positions is looked up in one
+    call. The comparison goes into a scratch array each thread keeps.
     """
 
     __slots__ = ("_first", "_newlines")
-    _scratch = np.empty(0, dtype=bool)
+    _scratch = threading.local()
 
     def __init__(self, raw: bytes | memoryview, first_line: int = 1) -> None:
         data = np.frombuffer(raw, dtype=np.uint8)
-        if len(LineIndex._scratch) < len(data):
-            LineIndex._scratch = np.empty(len(data), dtype=bool)
-        is_newline = LineIndex._scratch[: len(data)]
+        scratch = getattr(LineIndex._scratch, "array", None)
+        if scratch is None or len(scratch) < len(data):
+            scratch = LineIndex._scratch.array = np.empty(len(data), dtype=bool)
+        is_newline = scratch[: len(data)]
         np.equal(data, 10, out=is_newline)
         del data  # no view of the caller's buffer outlives this call
         self._newlines = np.flatnonzero(is_newline)
@@ -167,13 +170,13 @@ class DocText:
     markers: frozenset[str] | None = None
     hits: dict[str, list[int]] | None = None
 
-    raw: InitVar[bytes | memoryview | None] = None
+    # A newline index of the bytes the text is, character for character (an ASCII chunk
+    # used as it was read, first line 1); without one, lines are counted as asked for.
+    line_index: LineIndex | None = field(default=None, repr=False)
 
-    def __post_init__(self, raw: bytes | memoryview | None) -> None:
-        # `raw`: the bytes the text is, character for character (an ASCII chunk used as
-        # it was read); then the newline index comes from them, else it is counted.
-        if raw is not None and len(raw) == len(self.text):
-            self.line_at: LineCounter | LineIndex = LineIndex(raw, self.first_line)
+    def __post_init__(self) -> None:
+        if self.line_index is not None and self.first_line == 1:
+            self.line_at: LineCounter | LineIndex = self.line_index
         else:
             self.line_at = LineCounter(self.text, self.first_line)
 

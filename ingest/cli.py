@@ -22,6 +22,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +33,7 @@ import duckdb
 from tqdm import tqdm
 
 from ingest import results
-from ingest.documents import file_hash, read_document
+from ingest.documents import file_hash, read_document, worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult, SourceInfo, record_failure, save_found
 from ingest.text import NotText
@@ -209,13 +210,14 @@ def run_ingest(args: argparse.Namespace) -> int:
     # On a terminal, for runs long enough to wait on.
     show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(documents) > 20)
     with (
+        worker_pool(documents, args.kind) as pool,  # forked before the store opens
         closing(open_store(args.db, args.lock_timeout)) as conn,
         tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar,
     ):
         for path in documents:
             done = bar.n
             meta = meta_for(path, args, manifest)
-            result = ingest_one(conn, path, args.kind, meta, bar.update)
+            result = ingest_one(conn, path, args.kind, meta, bar.update, pool)
             summary.count(result)
             if not args.quiet:
                 report(result, conn, bar)
@@ -230,6 +232,7 @@ def ingest_one(
     kind: str,
     meta: DocMeta,
     progress: Callable[[int], object] | None = None,
+    pool: Executor | None = None,
 ) -> SaveResult:
     """Read and store one document; any failure is recorded against it, not raised."""
     try:
@@ -238,8 +241,8 @@ def ingest_one(
                 raise NotText("empty file")
             info = SourceInfo(meta, file_hash(path), RESULTS_KIND, path.stat().st_size)
             return results.save_results(conn, path, info)
-        parsed = read_document(path, kind, meta, progress=progress)
-        return save_found(conn, parsed.info, parsed.found, parsed.runs)
+        parsed = read_document(path, kind, meta, progress=progress, pool=pool)
+        return save_found(conn, parsed.info, parsed.found, parsed.rows)
     except NotText as error:
         return record_failure(conn, meta.uri, Problem(0, f"not readable: {error}", parser=kind))
     except (OSError, duckdb.Error) as error:

@@ -1,27 +1,33 @@
 """Read one document with the parsers of a kind: bytes -> text -> records -> runs.
 
-A document is read in chunks of 4 MiB that end at a line end (ingest.text.read_chunks):
-a 2 GB log costs a few chunks of memory, not its size, and a small document is a single
-chunk. For each chunk one hyperscan pass (ingest.gate) tells which parsers have anything
-to read, where the latency lines are, and whether the chunk needs normalising at all: an
-ASCII chunk without quote markers or carriage returns is used as it is, so a log of glog
-lines costs a decode, a newline index and its matches.
+A document is planned into chunks of 4 MiB that end at a line end (plan_chunks): a 2 GB
+log costs a few chunks of memory, not its size, and a small document is a single chunk.
+Each chunk is parsed on its own and put in its place afterwards (_combine), so chunks
+can be parsed here, with the next one read ahead by a thread (read_ahead), or by worker
+processes (worker_pool) for large documents.
+
+For each chunk one hyperscan pass (ingest.gate) tells which parsers have anything to
+read and where the latency lines are, and a few one-character tests tell whether it
+needs normalising at all: an ASCII chunk without quote markers or carriage returns is
+used as it is, so a log of glog lines costs a decode, a newline index and its matches.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import xxhash
 
 from ingest.gate import markers_of
-from ingest.registry import gate_for, parsers_for
+from ingest.registry import RESULTS_KIND, gate_for, parsers_for
 from ingest.runs import Run, assemble
-from ingest.save import SourceInfo
+from ingest.save import Rows, SourceInfo
 from ingest.text import (
     DocText,
     LineIndex,
@@ -41,8 +47,9 @@ CUT_WINDOW = 2**16
 @dataclass(slots=True)
 class Parsed:
     info: SourceInfo
-    found: Found
-    runs: list[Run] = field(default_factory=list)
+    found: Found  # its measurements are in `rows` too (only there, from worker processes)
+    runs: list[Run]
+    rows: Rows
 
 
 # xxh3-128: the hash only tells "same bytes again", and it runs at memory speed, where
@@ -130,7 +137,11 @@ def chunk_text(
 
 @dataclass(slots=True)
 class ChunkResult:
-    """What one chunk gave, with lines and runs counted from its own start."""
+    """What one chunk gave, with lines and runs counted from its own start.
+
+    From a worker process, the measurements and runs come as `rows` (Arrow tables) and
+    found.measurements and runs are empty.
+    """
 
     found: Found
     runs: list[Run]
@@ -139,6 +150,11 @@ class ChunkResult:
     blank: bool
     digest: bytes
     size: int
+    rows: Rows | None = None
+
+    @property
+    def run_count(self) -> int:
+        return self.rows.runs.num_rows if self.rows is not None else len(self.runs)
 
 
 def plan_chunks(fd: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, int]]:
@@ -184,9 +200,8 @@ def _next_line_end(fd: int, pos: int, size: int) -> int:
 def parse_chunk(chunk: Chunk, codec: str, kind: str, meta: DocMeta) -> ChunkResult:
     """Parse one chunk on its own (lines from 1, runs from 0); _combine puts it in place.
 
-    (A process pool over chunks was tried: sending the records back costs as much as
-    parsing them, 7 us a measurement each way, so it gained nothing on 2 cores. Reading
-    ahead in a thread does gain: see read_ahead.)
+    In a worker process (worker_pool) the measurements go back as Arrow tables: sent as
+    objects they cost as much to pickle as to parse (7 us a measurement each way).
     """
     raw = chunk.raw
     blank = not bytes(raw[:4096]).strip() and not bytes(raw).strip()
@@ -207,26 +222,40 @@ class Chunk:
     lines: LineIndex
 
 
+def _read_range(fd: int, start: int, end: int, codec: str, buffer: bytearray) -> Chunk:
+    """Read one planned range into `buffer` (big enough): its bytes, hash, newline index.
+
+    The hash covers every byte of the range (a BOM too); the chunk's bytes start after
+    a BOM.
+    """
+    with memoryview(buffer) as whole:
+        view = whole[: end - start]
+    got = os.preadv(fd, [view], start)
+    digest = xxhash.xxh3_128_digest(view[:got])
+    skip = 3 if start == 0 and codec == "utf-8-sig" else 0
+    raw = view[skip:got]
+    return Chunk(raw, digest, LineIndex(raw))
+
+
+def _fitted(buffer: bytearray, size: int) -> bytearray:
+    # A new buffer, not a resized one: views of the old one may still be alive.
+    return buffer if len(buffer) >= size else bytearray(size)
+
+
 def read_ahead(path: Path, ranges: list[tuple[int, int]], codec: str) -> Iterator[Chunk]:
     """The planned chunks in order, each read, hashed and indexed by a thread while the
     one before it is parsed.
 
     preadv, xxh3 and numpy release the GIL, so on two cores the reading costs little
-    beside the parsing (500 MB log: 0.74 -> 0.60 s). Two buffers take turns, each reused:
-    a fresh 4 MiB object per chunk would pay its page faults every time.
+    beside the parsing. Two buffers take turns, each reused: a fresh 4 MiB object per
+    chunk would pay its page faults every time.
     """
     buffers = [bytearray(), bytearray()]
 
     def read(index: int) -> Chunk:
         start, end = ranges[index]
-        size = end - start
-        if len(buffers[index % 2]) < size:
-            buffers[index % 2] = bytearray(size)  # a new one: views of the old may live on
-        view = memoryview(buffers[index % 2])[:size]
-        got = os.preadv(fd, [view], start)
-        skip = 3 if start == 0 and codec == "utf-8-sig" else 0  # the BOM
-        raw = view[skip:got]
-        return Chunk(raw, xxhash.xxh3_128_digest(raw), LineIndex(raw))
+        buffers[index % 2] = _fitted(buffers[index % 2], end - start)
+        return _read_range(fd, start, end, codec, buffers[index % 2])
 
     with open(path, "rb") as fh, ThreadPoolExecutor(1, "read-ahead") as reader:
         fd = fh.fileno()
@@ -246,10 +275,13 @@ def read_document(
     meta: DocMeta,
     chunk_bytes: int = CHUNK_BYTES,
     progress: Callable[[int], object] | None = None,
+    pool: Executor | None = None,
 ) -> Parsed:
     """Parse a file. Raises NotText (empty, binary, undecodable) and OSError.
 
-    `progress` is told the size of each chunk as it is read (the progress bar).
+    `progress` is told the size of each chunk as it is read (the progress bar). With a
+    `pool` (worker_pool), a document of many chunks is parsed by the pool's processes,
+    which send their measurements back as Arrow tables; the stored result is the same.
     """
     size = os.path.getsize(path)
     if size == 0:
@@ -260,7 +292,13 @@ def read_document(
             # Multi-byte codecs cannot be cut at a byte "\n"; such logs are never this large.
             raise NotText(f"{codec} documents larger than {chunk_bytes} bytes are not supported")
         ranges = plan_chunks(fh.fileno(), size, chunk_bytes)
-    results = (parse_chunk(chunk, codec, kind, meta) for chunk in read_ahead(path, ranges, codec))
+    results: Iterator[ChunkResult]
+    if pool is not None and len(ranges) >= PARALLEL_MIN_CHUNKS:
+        tasks = [(str(path), start, end, codec, kind, meta) for start, end in ranges]
+        results = pool.map(_parse_range_to_rows, *zip(*tasks, strict=True))
+    else:
+        chunks = read_ahead(path, ranges, codec)
+        results = (parse_chunk(chunk, codec, kind, meta) for chunk in chunks)
     parsed = _combine(results, codec, kind, meta, progress)
     if not parsed.info.n_lines:
         raise NotText("only white space")
@@ -278,12 +316,18 @@ def _combine(
     """Chunks back into one document: lines and runs shifted to their place, in order."""
     found = Found()
     runs: list[Run] = []
+    parts: list[Rows] = []
+    run_count = 0
     first_line = 1
     encodings: list[str] = []
     digests = xxhash.xxh3_128()
     blank = True
     for chunk in results:
-        _shift(chunk, first_line - 1, len(runs))
+        chunk_runs = chunk.run_count
+        _shift(chunk, first_line - 1, run_count)
+        if chunk.rows is not None:
+            parts.append(chunk.rows.shifted(first_line - 1, run_count))
+        run_count += chunk_runs
         found.extend(chunk.found)
         runs += chunk.runs
         first_line += chunk.newlines
@@ -297,7 +341,8 @@ def _combine(
         encoding = "utf-8-sig"
     info = SourceInfo(meta, HASH_PREFIX + digests.hexdigest(), kind, 0, encoding)
     info.n_lines = 0 if blank else first_line
-    return Parsed(info, found, runs)
+    rows = Rows.concat(parts) if parts else Rows.of(found.measurements, runs)
+    return Parsed(info, found, runs, rows)
 
 
 def _shift(chunk: ChunkResult, lines: int, runs: int) -> None:
@@ -320,3 +365,52 @@ def _shift(chunk: ChunkResult, lines: int, runs: int) -> None:
             phase.line += lines
             for milestone in phase.milestones:
                 milestone.line += lines
+
+
+# Below this many chunks (64 MiB) a document is parsed in this process: starting work in
+# a pool costs more than it saves.
+PARALLEL_MIN_CHUNKS = 16
+
+_buffer = bytearray()  # a worker process's read buffer, reused for every chunk it reads
+
+
+def _parse_range_to_rows(
+    path: str, start: int, end: int, codec: str, kind: str, meta: DocMeta
+) -> ChunkResult:
+    """A worker's task: read one planned range, parse it, and pack what goes back.
+
+    Measurements and runs go back as Arrow tables (a few buffers to pickle); the other
+    records are few. The bytes are read into a buffer the process keeps.
+    """
+    global _buffer
+    _buffer = _fitted(_buffer, end - start)
+    with open(path, "rb") as fh:
+        chunk = _read_range(fh.fileno(), start, end, codec, _buffer)
+    result = parse_chunk(chunk, codec, kind, meta)
+    result.rows = Rows.of(result.found.measurements, result.runs)
+    result.found.measurements = []
+    result.runs = []
+    return result
+
+
+@contextmanager
+def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | None]:
+    """Processes to parse large documents with, when there are any and cores to spare.
+
+    Forked at once, before the caller opens the store: then no DuckDB thread is copied
+    into a worker. What every chunk needs (the compiled anchor gate, Arrow) is made
+    ready first, so each worker inherits it instead of building it again.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threshold = PARALLEL_MIN_CHUNKS * CHUNK_BYTES
+    large = any(p.is_file() and p.stat().st_size >= threshold for p in paths)
+    if not large or (cores or 1) < 2:
+        yield None
+        return
+    if kind != RESULTS_KIND:
+        gate_for(kind)
+    Rows.of([], [])
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=cores, mp_context=context) as pool:
+        list(pool.map(abs, range(cores)))  # start them all now, before the store opens
+        yield pool

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ingest.registry import READER_VERSION
 from ingest.runs import Run
@@ -149,22 +150,23 @@ def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str
 
 
 def save_found(
-    conn: duckdb.DuckDBPyConnection, info: SourceInfo, found: Found, runs: list[Run]
+    conn: duckdb.DuckDBPyConnection, info: SourceInfo, found: Found, rows: Rows
 ) -> SaveResult:
-    """Store one parsed document atomically (see the module docstring for the rules)."""
+    """Store one parsed document atomically (see the module docstring for the rules).
+
+    `rows`: its measurements and runs (found.measurements may be empty when they came
+    as tables from worker processes).
+    """
     prior = prior_state(conn, info)
     if prior is not None:
         return prior
     parsers = ",".join(found.parsers) or "none"
     conn.execute("BEGIN TRANSACTION")
     try:
-        source_id, previous = begin_source(
-            conn, info, parsers, len(found.measurements), len(found.problems)
-        )
-        write_measurements(conn, source_id, found.measurements)
+        source_id, previous = begin_source(conn, info, parsers, rows.count, len(found.problems))
+        write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found)
-        write_runs(conn, source_id, runs)
         write_problems(conn, info.meta.uri, source_id, found.problems)
         conn.execute("COMMIT")
     except BaseException:
@@ -173,7 +175,7 @@ def save_found(
     return SaveResult(
         info.meta.uri,
         "added" if previous is None else "replaced",
-        measurements=len(found.measurements),
+        measurements=rows.count,
         previous=previous or 0,
         problems=len(found.problems),
     )
@@ -236,22 +238,92 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> None
             " framework, device, params, testbed)"
             " SELECT s.series_key, s.project, s.benchmark, s.task, s.metric, s.unit, s.direction,"
             " s.framework, s.device, s.params::JSON, s.testbed::JSON"
-            " FROM _perfboard_series s ANTI JOIN series USING (series_key)"
+            " FROM (SELECT DISTINCT ON (series_key) * FROM _perfboard_series) s"
+            " ANTI JOIN series USING (series_key)"
         )
     finally:
         conn.unregister("_perfboard_series")
 
 
-def write_measurements(
-    conn: duckdb.DuckDBPyConnection, source_id: int, measurements: list[Measurement]
-) -> None:
-    if not measurements:
-        return
+@dataclass(slots=True)
+class Rows:
+    """A document's measurements and runs as Arrow tables: how they are stored, and how
+    they travel from a worker process (a table pickles as a few buffers; measurement
+    objects cost 7 us each way).
+    """
+
+    measurements: pa.Table  # series_key + the measurement columns
+    series: pa.Table  # series_key + the identity columns, one row per key
+    runs: pa.Table  # run, label, first_line
+
+    @classmethod
+    def of(cls, measurements: list[Measurement], runs: list[Run]) -> Rows:
+        keys, series = _series_keys(measurements)
+        n = len(measurements)
+        table = pa.table(
+            {
+                "series_key": pa.array(keys, pa.string()),
+                "run": pa.array([m.run for m in measurements], pa.int32()),
+                "version": pa.array([m.version for m in measurements], pa.string()),
+                "measured_at": pa.array([m.measured_at for m in measurements], pa.timestamp("us")),
+                "value": pa.array([m.value for m in measurements], pa.float64()),
+                "status": pa.array([m.status for m in measurements], pa.string()),
+                "samples": pa.array([m.samples for m in measurements], pa.int64()),
+                "warmup": pa.array([m.warmup for m in measurements], pa.int64()),
+                "stats": pa.array(_stats_json(measurements), pa.string()),
+                "line": pa.array([m.line for m in measurements], pa.int64()),
+                "raw": pa.array([m.raw for m in measurements], pa.string()),
+            }
+        )
+        assert table.num_rows == n
+        columns: dict[str, Any] = {"series_key": pa.array(list(series), pa.string())}
+        for index, name in enumerate(SERIES_COLUMNS):
+            columns[name] = pa.array([identity[index] for identity in series.values()], pa.string())
+        run_table = pa.table(
+            {
+                "run": pa.array([r.number for r in runs], pa.int32()),
+                "label": pa.array([r.label for r in runs], pa.string()),
+                "first_line": pa.array([r.first_line for r in runs], pa.int64()),
+            }
+        )
+        return cls(table, pa.table(columns), run_table)
+
+    @property
+    def count(self) -> int:
+        return self.measurements.num_rows
+
+    def shifted(self, lines: int, runs: int) -> Rows:
+        """The same rows with line and run numbers moved on (a chunk put in its place)."""
+        if not lines and not runs:
+            return self
+        m, r = self.measurements, self.runs
+        m = m.set_column(m.schema.get_field_index("line"), "line", pc.add(m["line"], lines))
+        m = m.set_column(
+            m.schema.get_field_index("run"), "run", pc.add(m["run"], pa.scalar(runs, pa.int32()))
+        )
+        r = r.set_column(0, "run", pc.add(r["run"], pa.scalar(runs, pa.int32())))
+        r = r.set_column(2, "first_line", pc.add(r["first_line"], lines))
+        return Rows(m, self.series, r)
+
+    @classmethod
+    def concat(cls, parts: list[Rows]) -> Rows:
+        if not parts:
+            return cls.of([], [])
+        return cls(
+            pa.concat_tables([p.measurements for p in parts]),
+            pa.concat_tables([p.series for p in parts]),
+            pa.concat_tables([p.runs for p in parts]),
+        )
+
+
+def _series_keys(measurements: list[Measurement]) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+    """The series key of each measurement, and the identity of each key."""
     keys: list[str] = []
     series: dict[str, tuple[str, ...]] = {}
     memo: dict[tuple[Any, ...], str] = {}
     for m in measurements:
-        # Keyed on hashable parts first: json-dumping params per row is the slow part.
+        # Memo on the fields as they are (a parser writes its params in one order): the
+        # canonical identity, with sorted JSON, is computed once per distinct memo key.
         fast = (
             m.project,
             m.benchmark,
@@ -261,8 +333,8 @@ def write_measurements(
             m.direction,
             m.framework,
             m.device,
-            tuple(sorted(m.params.items())),
-            tuple(sorted(m.testbed.items())),
+            tuple(m.params.items()),
+            tuple(m.testbed.items()),
         )
         key = memo.get(fast)
         if key is None:
@@ -270,35 +342,37 @@ def write_measurements(
             key = memo[fast] = series_key(*identity)
             series[key] = identity
         keys.append(key)
-    ensure_series(conn, series)
-    n = len(measurements)
-    table = pa.table(
-        {
-            "series_key": keys,
-            "source_id": pa.array([source_id] * n, pa.int64()),
-            "run": pa.array([m.run for m in measurements], pa.int32()),
-            "version": pa.array([m.version for m in measurements], pa.string()),
-            "measured_at": pa.array([m.measured_at for m in measurements], pa.timestamp("us")),
-            "value": pa.array([m.value for m in measurements], pa.float64()),
-            "status": [m.status for m in measurements],
-            "samples": pa.array([m.samples for m in measurements], pa.int64()),
-            "warmup": pa.array([m.warmup for m in measurements], pa.int64()),
-            "stats": _stats_json(measurements),
-            "line": pa.array([m.line for m in measurements], pa.int64()),
-            "raw": [m.raw for m in measurements],
-        }
-    )
-    conn.register("_perfboard_measurements", table)
-    try:
-        conn.execute(
-            "INSERT INTO measurements (series_id, source_id, run, version, measured_at, value,"
-            " status, samples, warmup, stats, line, raw)"
-            " SELECT s.series_id, n.source_id, n.run, n.version, n.measured_at, n.value,"
-            " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
-            " FROM _perfboard_measurements n JOIN series s USING (series_key)"
+    return keys, series
+
+
+def write_rows(conn: duckdb.DuckDBPyConnection, source_id: int, rows: Rows) -> None:
+    """The measurements (their new series first) and runs of one source."""
+    if rows.count:
+        _append_new_series(conn, rows.series)
+        conn.register("_perfboard_measurements", rows.measurements)
+        try:
+            conn.execute(
+                "INSERT INTO measurements (series_id, source_id, run, version, measured_at,"
+                " value, status, samples, warmup, stats, line, raw)"
+                " SELECT s.series_id, ?, n.run, n.version, n.measured_at, n.value,"
+                " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
+                " FROM _perfboard_measurements n JOIN series s USING (series_key)",
+                [source_id],
+            )
+        finally:
+            conn.unregister("_perfboard_measurements")
+    if rows.runs.num_rows:
+        runs = rows.runs.add_column(
+            0, "source_id", pa.array([source_id] * rows.runs.num_rows, pa.int64())
         )
-    finally:
-        conn.unregister("_perfboard_measurements")
+        _append(conn, "runs", runs)
+
+
+def write_measurements(
+    conn: duckdb.DuckDBPyConnection, source_id: int, measurements: list[Measurement]
+) -> None:
+    """Measurements without runs (a source written record by record)."""
+    write_rows(conn, source_id, Rows.of(measurements, []))
 
 
 def _stats_json(measurements: list[Measurement]) -> list[str | None]:
@@ -404,16 +478,3 @@ def write_profile(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found)
         for name in ("run", "name", "kind", "order", "subgraphs", "line", "raw"):
             columns[name] = [getattr(p, name) for p in passes]
         _append(conn, "passes", pa.table(columns))
-
-
-def write_runs(conn: duckdb.DuckDBPyConnection, source_id: int, runs: list[Run]) -> None:
-    if runs:
-        table = pa.table(
-            {
-                "source_id": pa.array([source_id] * len(runs), pa.int64()),
-                "run": pa.array([r.number for r in runs], pa.int32()),
-                "label": [r.label for r in runs],
-                "first_line": pa.array([r.first_line for r in runs], pa.int64()),
-            }
-        )
-        _append(conn, "runs", table)

@@ -357,3 +357,30 @@ def test_the_same_bytes_read_another_way_are_read_again(
     assert ingest("auto", str(folder)) == 0
     after = snapshot(db_path)["sources"]
     assert [row[5] for row in after] == ["2"] and [row[5] for row in before] == ["1"]
+
+
+def test_worker_processes_store_exactly_what_one_process_stores(tmp_path: Path) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ingest.save import save_found
+    from perfboard import db
+
+    block = sample_path(FUSION).read_text(encoding="utf-8")
+    noise = "I0719 10:14:50.539557 70931 operator.cc:169] CUDAPlace(0) Op(increment).\n" * 300
+    path = tmp_path / "big.md"
+    path.write_text((noise + "\n" + block + "\n") * 60, encoding="utf-8")
+    meta = DocMeta(uri="big.md", project="ernie")
+    stores = []
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(2, mp_context=context) as pool:
+        for name, workers in (("one.duckdb", None), ("pool.duckdb", pool)):
+            parsed = read_document(path, "auto", meta, chunk_bytes=32 * 1024, pool=workers)
+            store = tmp_path / name
+            conn = db.connect(store)
+            save_found(conn, parsed.info, parsed.found, parsed.rows)
+            conn.close()
+            stores.append(snapshot(store))
+    one, pooled = stores
+    assert len(one["measurements"]) == 120 and len(one["profile"]) == 300
+    assert pooled == one

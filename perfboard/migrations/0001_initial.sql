@@ -134,9 +134,8 @@ CREATE TABLE runs (
     source_id  BIGINT NOT NULL,
     run        INTEGER NOT NULL,
     label      VARCHAR,                      -- heading or caption the run sits under
-    first_line BIGINT,
-    PRIMARY KEY (source_id, run)
-);
+    first_line BIGINT                        -- (source_id, run) is unique by construction;
+);                                           -- no key: its index slowed bulk appends
 
 CREATE TABLE ingest_errors (
     source_uri VARCHAR NOT NULL,             -- kept even when the source row is not

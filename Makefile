@@ -20,7 +20,7 @@ $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 ## run: install, build the demo database if there is none, serve on http://localhost:$(PORT)
 run: $(VENV)/.installed
 	PERFBOARD_DB=$(DB) $(PY) scripts/build_demo_db.py --db $(DB)
-	PERFBOARD_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) \
+	PERFBOARD_DB=$(DB) $(PY) scripts/serve.py --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
 
 ## demo: rebuild the demo database from data/samples

@@ -15,6 +15,7 @@ st.set_page_config(page_title="perfboard", page_icon=":material/speed:", layout=
 
 pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/phases.py", title="Phases", icon=":material/stairs:", url_path="phases"),
 ]
 navigation = st.navigation(pages)
 

@@ -77,9 +77,11 @@ def phases(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 def milestones(conn: duckdb.DuckDBPyConnection, phase_id: int) -> pd.DataFrame:
+    """A phase's milestones in order, with the cumulative speedup against the first value."""
     return conn.execute(
         "SELECT ordinal, label, value, date, pr_repo, pr_number, pr_url, description,"
         " reported_speedup_raw, reported_reduction, computed_reduction, computed_speedup,"
+        " first_value(value IGNORE NULLS) OVER (ORDER BY ordinal) / value AS speedup,"
         " disagrees, line FROM milestones WHERE phase_id = ? ORDER BY ordinal",
         [phase_id],
     ).df()

@@ -72,3 +72,57 @@ def test_missing_database_says_how_to_build_one(
 ) -> None:
     at = run_app(monkeypatch, tmp_path / "none.duckdb")
     assert "make demo" in all_text(at)
+
+
+def run_page(monkeypatch: pytest.MonkeyPatch, db: Path, page: str, **params: str) -> AppTest:
+    monkeypatch.setenv("PERFBOARD_DB", str(db))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_phases_page_shows_the_phase2_milestones_and_their_pr(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/phases.py")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Baseline"] == "10 ms" and metrics["Latest"] == "9.5 ms"
+    assert metrics["Speedup vs baseline"] == "1.053x" and metrics["Target"] == "not set"
+    table = next(f for f in frames(at) if "pr_link" in f.columns)
+    assert list(table["value"]) == [10.0, 9.5]
+    assert list(table["pr_link"].fillna("")) == [
+        "",
+        "https://github.com/PaddlePaddle/Paddle/pull/22424",
+    ]
+    assert table["speedup"].round(4).tolist() == [1.0, round(10 / 9.5, 4)]
+    links = [m.value for m in at.markdown if "Pull requests in this phase" in m.value]
+    assert links == [
+        "Pull requests in this phase: [#22424](https://github.com/PaddlePaddle/Paddle/pull/22424)"
+    ]
+    assert len(at.get("vega_lite_chart")) == 2  # the steps and the waterfall
+    assert dict(at.query_params) == {"phase": "1", "x": "order"}
+
+
+def test_phases_page_opens_the_view_its_url_names(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/phases.py", phase="1", x="date")
+    assert at.radio[0].value == "date"
+    at.radio[0].set_value("order").run()
+    assert at.query_params["x"] == "order"  # changing the view changes its URL
+
+
+def test_phases_page_on_an_empty_store_says_how_to_get_a_phase(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from perfboard import db
+
+    path = tmp_path / "empty.duckdb"
+    db.connect(path).close()
+    at = run_page(monkeypatch, path, "pages/phases.py")
+    assert "No phase tables yet" in all_text(at)

@@ -47,10 +47,7 @@ def server(demo_db: Path) -> Iterator[str]:
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
+            "scripts/serve.py",  # as `make run` serves it
             "--server.port",
             str(port),
             "--server.headless",
@@ -99,6 +96,27 @@ def browser() -> Iterator[object]:
         )
         yield b
         b.close()
+
+
+def test_a_phase_deep_link_opens_that_view_with_its_charts_and_pr_link(
+    server: str, browser
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1900})
+    # A fresh server's first session, straight to a page: must go through app.py's router.
+    page.goto(f"{server}/phases?phase=1&x=date")
+    page.get_by_role("heading", name="Phases").wait_for(timeout=30_000)
+    page.locator(".vega-embed").nth(1).wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "phases.png"), full_page=True)
+    assert page.locator(".vega-embed").count() == 2
+    assert page.get_by_text("record date").first.is_visible()
+    link = page.locator('a[href="https://github.com/PaddlePaddle/Paddle/pull/22424"]')
+    assert link.count() == 1 and link.inner_text() == "#22424"
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    assert nav.get_by_text("Phases").count() == 1 and nav.get_by_text("app").count() == 0
+    assert not page.locator(".stException").count()
+    page.close()
 
 
 def test_overview_renders_the_phase_table_with_its_pr_link(server: str, browser) -> None:

@@ -1,0 +1,118 @@
+"""Phases: one optimisation campaign, milestone by milestone, and the PR behind each step."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from perfboard import charts, queries
+from perfboard.links import pr_url, safe_https
+from perfboard.ui import StoreMissing, missing_store_notice, query
+
+X_AXES = {"order": "milestone order", "date": "record date"}
+
+st.title("Phases")
+try:
+    phases = query(queries.phases)
+except StoreMissing as missing:
+    missing_store_notice(str(missing))
+    st.stop()
+if phases.empty:
+    st.info(
+        "No phase tables yet. A markdown table with 版本 / P4时间 (ms) / PR columns under a "
+        "heading becomes a phase: ingest it with `python -m ingest auto PATH`."
+    )
+    st.stop()
+
+ids = [int(i) for i in phases.phase_id]
+names = {
+    int(row.phase_id): f"{row.name} · {row.project or 'no project'} · {row.platform or '-'}"
+    for row in phases.itertuples()
+}
+asked = st.query_params.get("phase", "")
+start = ids.index(int(asked)) if asked.isdigit() and int(asked) in ids else 0
+phase_id = st.selectbox("Phase", ids, index=start, format_func=names.__getitem__)
+x_asked = st.query_params.get("x", "order")
+x_by = st.radio(
+    "x axis",
+    list(X_AXES),
+    index=list(X_AXES).index(x_asked) if x_asked in X_AXES else 0,
+    format_func=X_AXES.__getitem__,
+    horizontal=True,
+)
+# The view is its URL: paste it in a PR comment and it opens here.
+st.query_params.update({"phase": str(phase_id), "x": x_by})
+
+phase = phases[phases.phase_id == phase_id].iloc[0]
+table = query(queries.milestones, phase_id)
+table["pr_link"] = [
+    safe_https(url) or pr_url(repo, number)
+    for url, repo, number in zip(table.pr_url, table.pr_repo, table.pr_number, strict=True)
+]
+measured = table.dropna(subset=["value"])
+baseline = measured.value.iloc[0] if not measured.empty else None
+latest = measured.value.iloc[-1] if not measured.empty else None
+target = None  # phases carry no target until the team sets one (issue: targets)
+
+st.caption(
+    f"Owner: {phase.owner or '-'} · Platform: {phase.platform or '-'} · "
+    f"Software: {phase.software or '-'} · Model: {phase.benchmark} · Source: {phase.source}"
+)
+cols = st.columns(4)
+unit = phase.unit
+cols[0].metric("Baseline", f"{baseline:g} {unit}" if baseline is not None else "-")
+cols[1].metric(
+    "Latest",
+    f"{latest:g} {unit}" if latest is not None else "-",
+    delta=f"{latest - baseline:+.3g} {unit}" if latest is not None and baseline else None,
+    delta_color="inverse",
+)
+cols[2].metric("Speedup vs baseline", f"{baseline / latest:.3f}x" if latest and baseline else "-")
+cols[3].metric("Target", "not set" if target is None else f"{target:g} {unit}")
+
+if len(measured) < 2:
+    st.info("This phase has fewer than two measured milestones: nothing to chart yet.")
+else:
+    st.subheader(f"{phase['name']}: {unit} after each milestone")
+    steps = charts.phase_steps(table, unit, baseline, target, x_by)
+    st.altair_chart(charts.themed(steps), width="stretch", theme=None)
+    st.caption("Click a point or a PR label to open the PR.")
+    st.subheader("What each milestone changed")
+    st.altair_chart(charts.themed(charts.phase_waterfall(table, unit)), width="stretch", theme=None)
+
+st.subheader("Milestones")
+table["flag"] = table.disagrees.map({True: "reported ≠ computed", False: ""})
+st.dataframe(
+    table[
+        [
+            "label",
+            "value",
+            "date",
+            "pr_link",
+            "description",
+            "reported_speedup_raw",
+            "computed_reduction",
+            "speedup",
+            "flag",
+        ]
+    ],
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "value": st.column_config.NumberColumn(f"value ({unit})", format="%.4g"),
+        "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),
+        "pr_link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+        "description": st.column_config.TextColumn("description", width="large"),
+        "reported_speedup_raw": "reported",
+        "computed_reduction": st.column_config.NumberColumn("computed", format="percent"),
+        "speedup": st.column_config.NumberColumn("vs baseline", format="%.3fx"),
+    },
+)
+links = [
+    f"[#{int(n)}]({link})"
+    for n, link in zip(table.pr_number, table.pr_link, strict=True)
+    if link and pd.notna(n)
+]
+if links:
+    # Only perfboard-built https links and PR numbers: nothing from the document's text.
+    st.markdown("Pull requests in this phase: " + ", ".join(links))

@@ -1,0 +1,132 @@
+"""Pure Altair builders: a DataFrame in, a chart out; no Streamlit, no queries.
+
+Rules every chart keeps: axes carry their units; colours come from the Okabe-Ito
+palette (distinguishable with every common colour-vision deficiency); Chinese labels
+name a CJK font first; every point that has a PR carries an href to it (clicking opens
+the PR), built by perfboard.links, never taken from the data.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+# Okabe & Ito (2008): safe for protanopia, deuteranopia and tritanopia.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MEASURED, BASELINE, TARGET, GAIN, LOSS = "#0072B2", "#7F7F7F", "#009E73", "#009E73", "#D55E00"
+FONT = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, sans-serif"
+
+
+def themed(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """Fonts that draw Chinese, quiet grid, readable label sizes."""
+    return (
+        chart.configure(font=FONT)
+        .configure_axis(labelFontSize=12, titleFontSize=13, gridOpacity=0.4)
+        .configure_legend(labelFontSize=12, titleFontSize=12)
+        .configure_view(strokeOpacity=0)
+    )
+
+
+def phase_steps(
+    milestones: pd.DataFrame,
+    unit: str,
+    baseline: float | None,
+    target: float | None,
+    x_by: str = "order",
+) -> alt.LayerChart:
+    """The measured value after each milestone as steps, labelled with its PR.
+
+    `milestones` columns: ordinal, label, value, date, pr_number, pr_link, description,
+    speedup (cumulative vs baseline). `x_by`: "order" (milestone order, one step each,
+    evenly spaced) or "date" (the record date: time between milestones shows).
+    """
+    data = milestones.dropna(subset=["value"]).copy()
+    data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
+    data["step"] = data["label"].astype(str)
+    if x_by == "date":
+        x = alt.X("date:T", title="record date", axis=alt.Axis(format="%Y-%m-%d"))
+    else:
+        x = alt.X(
+            "step:N",
+            title="milestone",
+            sort=alt.SortField("ordinal"),
+            axis=alt.Axis(labelAngle=0),
+        )
+    y = alt.Y("value:Q", title=f"latency ({unit})", scale=alt.Scale(zero=False, padding=12))
+    tooltip = [
+        alt.Tooltip("step:N", title="milestone"),
+        alt.Tooltip("value:Q", title=f"value ({unit})", format=".4g"),
+        alt.Tooltip("date:T", title="date", format="%Y-%m-%d"),
+        alt.Tooltip("pr:N", title="PR"),
+        alt.Tooltip("speedup:Q", title="speedup vs baseline", format=".3f"),
+        alt.Tooltip("description:N", title="description"),
+    ]
+    base = alt.Chart(data).encode(x=x, y=y)
+    line = base.mark_line(interpolate="step-after", color=MEASURED, strokeWidth=2.5)
+    points = base.mark_point(filled=True, size=90, color=MEASURED, cursor="pointer").encode(
+        href="pr_link:N", tooltip=tooltip
+    )
+    # PR labels right of their points (a step's riser is left of its point), alternating
+    # above and below so the labels of neighbouring milestones do not run into each other.
+    data["label_dy"] = [-10 if i % 2 == 0 else 14 for i in range(len(data))]
+    labels = (
+        alt.Chart(data)
+        .transform_filter(alt.datum.pr != "")
+        .mark_text(align="left", dx=8, fontSize=12, color="#333333", cursor="pointer")
+        .encode(x=x, y=y, text="pr:N", href="pr_link:N", yOffset="label_dy:Q")
+    )
+    layers: list[alt.Chart] = [line, points, labels]
+    for level, name, color in ((baseline, "baseline", BASELINE), (target, "target", TARGET)):
+        if level is None or pd.isna(level):
+            continue
+        rule = pd.DataFrame({"y": [level], "name": [f"{name} {level:g} {unit}"]})
+        layers.append(
+            alt.Chart(rule)
+            .mark_rule(color=color, strokeDash=[6, 4], strokeWidth=1.5)
+            .encode(y="y:Q", tooltip=alt.Tooltip("name:N", title=name))
+        )
+        layers.append(
+            alt.Chart(rule)
+            .mark_text(align="right", dx=-2, dy=-7, color=color, fontSize=12)
+            .encode(y="y:Q", x=alt.value("width"), text="name:N")
+        )
+    return alt.layer(*layers).properties(height=320)
+
+
+def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
+    """What each milestone took off (or put on) the previous value, as a waterfall."""
+    data = milestones.dropna(subset=["value"]).reset_index(drop=True).copy()
+    data["step"] = data["label"].astype(str)
+    data["start"] = data["value"].shift(1)
+    data = data.dropna(subset=["start"])
+    data["change"] = data["value"] - data["start"]
+    data["effect"] = data["change"].map(lambda c: "faster" if c <= 0 else "slower")
+    data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
+    return (
+        alt.Chart(data)
+        .mark_bar(size=28, cursor="pointer")
+        .encode(
+            x=alt.X(
+                "step:N",
+                title="milestone",
+                sort=alt.SortField("ordinal"),
+                axis=alt.Axis(labelAngle=0),
+            ),
+            y=alt.Y("start:Q", title=f"latency ({unit})", scale=alt.Scale(zero=False)),
+            y2="value:Q",
+            color=alt.Color(
+                "effect:N",
+                title="change",
+                scale=alt.Scale(domain=["faster", "slower"], range=[GAIN, LOSS]),
+            ),
+            href="pr_link:N",
+            tooltip=[
+                alt.Tooltip("step:N", title="milestone"),
+                alt.Tooltip("pr:N", title="PR"),
+                alt.Tooltip("start:Q", title=f"before ({unit})", format=".4g"),
+                alt.Tooltip("value:Q", title=f"after ({unit})", format=".4g"),
+                alt.Tooltip("change:Q", title=f"change ({unit})", format="+.3g"),
+            ],
+        )
+        .properties(height=220)
+    )

@@ -1,0 +1,31 @@
+"""Serve the dashboard: `streamlit run app.py`, with the legacy pages/ mode switched off.
+
+app.py routes with st.navigation. Streamlit also has an older mechanism that turns a
+`pages/` folder next to the entry script into pages of their own, and it engages for
+the first session of a server until some session runs st.navigation: a deep link like
+/phases?phase=1 opened first on a fresh server would run pages/phases.py bare, with the
+legacy menu. Switching the mode off before the server starts makes every session go
+through app.py.
+
+    python scripts/serve.py [streamlit run options...]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.web import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    PagesManager.uses_pages_directory = False
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()

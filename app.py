@@ -16,6 +16,7 @@ st.set_page_config(page_title="perfboard", page_icon=":material/speed:", layout=
 pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("pages/phases.py", title="Phases", icon=":material/stairs:", url_path="phases"),
+    st.Page("pages/trends.py", title="Trends", icon=":material/show_chart:", url_path="trends"),
 ]
 navigation = st.navigation(pages)
 

@@ -130,3 +130,49 @@ def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
         )
         .properties(height=220)
     )
+
+
+def trend_lines(
+    points: pd.DataFrame, metric: str, unit: str, log_scale: bool = False, x_by: str = "time"
+) -> alt.LayerChart:
+    """Series over time, over their versions in order, or along a parameter (x_by names
+    a column of `points`, e.g. batch_size), one colour per series.
+
+    `points` columns: series (its label), measured_at, version, value, samples, points
+    (how many measurements a point stands for), source, line.
+    """
+    data = points.dropna(subset=["value"]).copy()
+    data["version_short"] = data["version"].fillna("").map(lambda v: v[:10])
+    if x_by not in ("time", "version"):
+        data["at"] = pd.to_numeric(data[x_by], errors="coerce")
+        data = data.dropna(subset=["at"]).sort_values(["series", "at"])
+        x = alt.X("at:Q", title=x_by.replace("_", " "), scale=alt.Scale(zero=False))
+    elif x_by == "version":
+        data["order"] = data.groupby("series").cumcount()
+        x = alt.X(
+            "order:Q", title="version (in order of measurement)", axis=alt.Axis(tickMinStep=1)
+        )
+    else:
+        x = alt.X("measured_at:T", title="measured (UTC)")
+    scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
+    y = alt.Y("value:Q", title=f"{metric} ({unit})" if unit else metric, scale=scale)
+    color = alt.Color(
+        "series:N",
+        title="series",
+        scale=alt.Scale(range=list(OKABE_ITO)),
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=900),
+    )
+    tooltip = [
+        alt.Tooltip("series:N", title="series"),
+        alt.Tooltip("value:Q", title=f"{metric} ({unit})", format=".4g"),
+        alt.Tooltip("version_short:N", title="version"),
+        alt.Tooltip("measured_at:T", title="measured", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("samples:Q", title="samples"),
+        alt.Tooltip("points:Q", title="measurements"),
+        alt.Tooltip("source:N", title="source"),
+        alt.Tooltip("line:Q", title="line"),
+    ]
+    base = alt.Chart(data).encode(x=x, y=y, color=color)
+    lines = base.mark_line(strokeWidth=2)
+    marks = base.mark_point(filled=True, size=50).encode(tooltip=tooltip)
+    return alt.layer(lines, marks).properties(height=360)

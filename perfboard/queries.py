@@ -106,3 +106,72 @@ def ingest_errors(conn: duckdb.DuckDBPyConnection, limit: int = 200) -> pd.DataF
 def last_ingest(conn: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
     value = conn.execute("SELECT max(ingested_at) FROM sources").fetchone()[0]
     return None if value is None else pd.Timestamp(value)
+
+
+def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every series with the dimensions a page filters on, and how many points it has."""
+    return conn.execute(
+        """
+        WITH points AS (
+            SELECT series_id, count(*) AS points,
+                   count(*) FILTER (WHERE status = 'ok') AS ok_points,
+                   min(measured_at) AS first, max(measured_at) AS last
+            FROM measurements GROUP BY series_id
+        )
+        SELECT s.series_id, s.project, s.benchmark, s.task, s.metric, s.unit, s.direction,
+               s.framework, s.device,
+               s.params->>'precision' AS precision,
+               s.params->>'batch_size' AS batch_size,
+               s.params->>'seq_len' AS seq_len,
+               s.params->>'threads' AS threads,
+               s.params::VARCHAR AS params, s.testbed::VARCHAR AS testbed,
+               coalesce(p.points, 0) AS points, coalesce(p.ok_points, 0) AS ok_points,
+               p.first, p.last
+        FROM series s LEFT JOIN points p USING (series_id)
+        ORDER BY s.project, s.benchmark, s.metric, s.framework, s.params::VARCHAR
+        """
+    ).df()
+
+
+def series_points(
+    conn: duckdb.DuckDBPyConnection, series_ids: tuple[int, ...], max_points: int = 2000
+) -> pd.DataFrame:
+    """The points of some series, at most about `max_points` per series.
+
+    A longer series is cut into that many equal time buckets and each bucket gives its
+    median (with the newest version and the count it stands for): the browser gets a few
+    thousand points however long the history, and a step still shows.
+    """
+    return conn.execute(
+        """
+        WITH chosen AS (
+            SELECT m.*, src.uri AS source, src.url AS source_url,
+                   count(*) OVER (PARTITION BY m.series_id) AS n,
+                   epoch_us(min(m.measured_at) OVER (PARTITION BY m.series_id)) AS t0,
+                   epoch_us(max(m.measured_at) OVER (PARTITION BY m.series_id)) AS t1
+            FROM measurements m JOIN sources src USING (source_id)
+            WHERE m.series_id IN (SELECT unnest($ids))
+        ),
+        bucketed AS (
+            SELECT *, CASE WHEN n <= $max_points OR t1 = t0 THEN row_number() OVER ()
+                           ELSE (epoch_us(measured_at) - t0) * $max_points // (t1 - t0 + 1)
+                      END AS bucket
+            FROM chosen
+        )
+        SELECT series_id,
+               max(measured_at) AS measured_at,
+               arg_max(version, measured_at) AS version,
+               median(value) FILTER (WHERE status = 'ok') AS value,
+               CASE WHEN count(*) FILTER (WHERE status = 'ok') > 0 THEN 'ok'
+                    ELSE any_value(status) END AS status,
+               max(samples) AS samples,
+               count(*) AS points,
+               arg_max(source, measured_at) AS source,
+               arg_max(source_url, measured_at) AS source_url,
+               arg_max(line, measured_at) AS line
+        FROM bucketed
+        GROUP BY series_id, bucket
+        ORDER BY series_id, measured_at
+        """,
+        {"ids": list(series_ids), "max_points": max_points},
+    ).df()

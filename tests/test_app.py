@@ -126,3 +126,40 @@ def test_phases_page_on_an_empty_store_says_how_to_get_a_phase(
     db.connect(path).close()
     at = run_page(monkeypatch, path, "pages/phases.py")
     assert "No phase tables yet" in all_text(at)
+
+
+def test_trends_draws_latency_along_batch_size_from_the_qa_tables(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(
+        monkeypatch, demo_db, "pages/trends.py", metric="latency", benchmark="ernie", x="batch_size"
+    )
+    assert at.radio[0].value == "batch_size"
+    assert len(at.get("vega_lite_chart")) == 1
+    # Seqlen512 batch 200 and 300 ran out of GPU memory: said, not drawn as zero.
+    assert "2 points without a value" in all_text(at) and "(oom)" in all_text(at)
+    table = next(f for f in frames(at) if "ok_points" in f.columns)
+    qa = table[table.batch_size.notna()]
+    assert len(qa) == 20 and set(qa.seq_len) == {"128", "512"}
+    assert dict(at.query_params) == {"metric": "latency", "x": "batch_size", "benchmark": "ernie"}
+
+
+def test_trends_filters_narrow_the_series_and_the_url(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/trends.py", metric="total_time")
+    model = next(m for m in at.multiselect if m.label == "model / op")
+    model.set_value(["op/cumsum"]).run()
+    table = next(f for f in frames(at) if "ok_points" in f.columns)
+    assert set(table.series.str.split(" · ").str[0]) == {"op/cumsum"}
+    assert len(table) == 2  # paddle and tensorflow
+    assert at.query_params["benchmark"] == "op/cumsum"
+
+
+def test_trends_on_an_empty_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from perfboard import db
+
+    path = tmp_path / "empty.duckdb"
+    db.connect(path).close()
+    at = run_page(monkeypatch, path, "pages/trends.py")
+    assert "No series yet" in all_text(at)

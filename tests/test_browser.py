@@ -130,3 +130,17 @@ def test_overview_renders_the_phase_table_with_its_pr_link(server: str, browser)
     assert page.get_by_text("Ingest errors").count() >= 1
     assert not page.locator(".stException").count()
     page.close()
+
+
+def test_trends_draws_the_qa_latencies_along_batch_size(server: str, browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(f"{server}/trends?metric=latency&benchmark=ernie&x=batch_size")
+    page.get_by_role("heading", name="Trends").wait_for(timeout=30_000)
+    page.locator(".vega-embed").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "trends.png"), full_page=True)
+    assert page.locator(".vega-embed").count() == 1
+    assert page.get_by_text("Download these points (CSV)").count() == 1
+    assert not page.locator(".stException").count()
+    page.close()

@@ -1,0 +1,135 @@
+"""Trends: any series over time, filtered by what the data holds, overlaid to compare."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from perfboard import charts, queries
+from perfboard.ui import StoreMissing, missing_store_notice, query
+
+MAX_SERIES = len(charts.OKABE_ITO)  # more lines than colours is not readable
+FILTERS = {
+    "benchmark": "model / op",
+    "framework": "framework",
+    "device": "device",
+    "precision": "precision",
+    "batch_size": "batch size",
+    "seq_len": "seq len",
+    "threads": "threads",
+    "project": "project",
+}
+
+
+X_PARAMS = ("batch_size", "seq_len", "threads")  # besides time and version
+
+
+def series_label(row: pd.Series, leave_out: str = "") -> str:
+    """benchmark · framework · device · params: what tells the lines apart."""
+    params = json.loads(row.params) if row.params else {}
+    detail = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("parameters", leave_out))
+    parts = [row.benchmark, row.framework, row.device, detail]
+    return " · ".join(p for p in parts if p)
+
+
+def sort_key(value: str) -> tuple[int, float, str]:
+    """Numbers in numeric order (1, 10, 100 after 2), then text."""
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+st.title("Trends")
+try:
+    catalog = query(queries.series_catalog)
+except StoreMissing as missing:
+    missing_store_notice(str(missing))
+    st.stop()
+if catalog.empty:
+    st.info("No series yet: ingest benchmark documents with `python -m ingest auto PATH`.")
+    st.stop()
+
+params = st.query_params
+metrics = sorted(catalog.metric.unique())
+asked_metric = params.get("metric", "latency")
+metric = st.selectbox(
+    "Metric", metrics, index=metrics.index(asked_metric) if asked_metric in metrics else 0
+)
+chosen = catalog[catalog.metric == metric]
+cols = st.columns(4)
+picked: dict[str, list[str]] = {}
+shown_filters = 0
+for column, label in FILTERS.items():
+    options = sorted((v for v in chosen[column].dropna().astype(str).unique() if v), key=sort_key)
+    if len(options) < 2:
+        continue  # nothing to choose between
+    asked = [v for v in params.get(column, "").split(",") if v in options]
+    values = cols[shown_filters % 4].multiselect(label, options, default=asked)
+    shown_filters += 1
+    if values:
+        picked[column] = values
+        chosen = chosen[chosen[column].astype(str).isin(values)]
+x_choices = ["time", "version"] + [p for p in X_PARAMS if chosen[p].nunique() > 1]
+x_asked = params.get("x", "time")
+x_by = st.radio(
+    "x axis",
+    x_choices,
+    horizontal=True,
+    index=x_choices.index(x_asked) if x_asked in x_choices else 0,
+    format_func=lambda c: c.replace("_", " "),
+)
+log_scale = st.toggle("Log scale", value=params.get("log") == "1")
+st.query_params.clear()
+st.query_params.update(
+    {"metric": metric, "x": x_by, **({"log": "1"} if log_scale else {})}
+    | {k: ",".join(v) for k, v in picked.items()}
+)
+
+if chosen.empty:
+    st.info("No series matches these filters.")
+    st.stop()
+by_param = x_by in X_PARAMS
+chosen = chosen.copy()
+# Along a parameter, the series that differ only in it make one line.
+chosen["series"] = chosen.apply(series_label, axis=1, leave_out=x_by if by_param else "")
+lines = sorted(chosen.series.unique(), key=list(chosen.series).index)
+if len(lines) > MAX_SERIES:
+    st.caption(
+        f"{len(lines)} lines match; the first {MAX_SERIES} are drawn. Narrow the filters "
+        "to compare others."
+    )
+shown = chosen[chosen.series.isin(lines[:MAX_SERIES])]
+points = query(queries.series_points, tuple(int(i) for i in shown.series_id))
+points = points.merge(shown[["series_id", "series", *X_PARAMS]], on="series_id")
+ok = points[points.status == "ok"]
+units = sorted(u for u in shown.unit.unique() if u is not None)
+unit = units[0] if len(units) == 1 else "mixed units"
+not_ok = points[points.status != "ok"]
+if ok.empty:
+    st.info(
+        f"These series hold no measured value, only statuses: "
+        f"{', '.join(sorted(not_ok.status.unique()))} (e.g. oom: out of GPU memory)."
+    )
+else:
+    chart = charts.trend_lines(ok, metric, unit, log_scale, x_by)
+    st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+if not not_ok.empty:
+    st.caption(
+        f"{len(not_ok)} points without a value: "
+        + ", ".join(f"{row.series} ({row.status})" for row in not_ok.head(5).itertuples())
+    )
+st.download_button(
+    "Download these points (CSV)",
+    points.drop(columns=["series_id"]).to_csv(index=False).encode(),
+    file_name=f"perfboard-{metric}.csv",
+    mime="text/csv",
+)
+st.subheader("Series")
+st.dataframe(
+    shown[["series", *X_PARAMS, "unit", "points", "ok_points", "first", "last", "testbed"]],
+    hide_index=True,
+    width="stretch",
+)

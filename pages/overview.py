@@ -142,7 +142,7 @@ else:
     )
 
 st.subheader("Sources")
-sources = query(queries.sources)
+sources = query(queries.sources).drop(columns=["source_id"])
 sources["url"] = sources.url.map(safe_https)
 st.dataframe(
     sources,

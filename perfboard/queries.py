@@ -89,7 +89,8 @@ def milestones(conn: duckdb.DuckDBPyConnection, phase_id: int) -> pd.DataFrame:
 
 def sources(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return conn.execute(
-        "SELECT uri, url, parser, kind, status, encoding, n_measurements AS measurements,"
+        "SELECT source_id, uri, url, parser, kind, status, encoding,"
+        " n_measurements AS measurements,"
         " n_problems AS problems, created_at, ingested_at"
         " FROM sources ORDER BY ingested_at DESC, uri"
     ).df()
@@ -174,4 +175,26 @@ def series_points(
         ORDER BY series_id, measured_at
         """,
         {"ids": list(series_ids), "max_points": max_points},
+    ).df()
+
+
+def source_measurements(
+    conn: duckdb.DuckDBPyConnection, source_id: int, line: int | None = None, limit: int = 1000
+) -> pd.DataFrame:
+    """What one document gave, with the line and raw text of each value (provenance)."""
+    return conn.execute(
+        "SELECT m.line, m.raw, m.value, s.unit, m.status, s.benchmark, s.metric, s.framework,"
+        " s.params::VARCHAR AS params, m.version, m.measured_at, m.samples, m.run"
+        " FROM measurements m JOIN series s USING (series_id)"
+        " WHERE m.source_id = $source AND ($line IS NULL OR m.line = $line)"
+        " ORDER BY m.line, s.metric LIMIT $limit",
+        {"source": source_id, "line": line, "limit": limit},
+    ).df()
+
+
+def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT line, parser, severity, reason, raw FROM ingest_errors"
+        " WHERE source_uri = ? ORDER BY line",
+        [uri],
     ).df()

@@ -163,3 +163,25 @@ def test_trends_on_an_empty_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     db.connect(path).close()
     at = run_page(monkeypatch, path, "pages/trends.py")
     assert "No series yet" in all_text(at)
+
+
+def test_sources_shows_the_line_a_number_came_from(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    conn = duckdb.connect(str(demo_db), read_only=True)
+    (source_id,) = conn.execute(
+        "SELECT source_id FROM sources WHERE uri LIKE '%fc-elementwise-layernorm.md'"
+    ).fetchone()
+    conn.close()
+    at = run_page(monkeypatch, demo_db, "pages/sources.py", source=str(source_id), line="8")
+    measured = next(f for f in frames(at) if "raw" in f.columns and "value" in f.columns)
+    assert measured[["line", "value"]].values.tolist() == [[8, 6.92849]]
+    assert measured.raw[0] == (
+        "I0911 06:41:55.494792  7238 ernie_tester.cc:345] Run 5010 samples, average latency:"
+        " 6.92849 ms per sample."
+    )
+    errors = next(f for f in frames(at) if "reason" in f.columns)
+    assert errors[["line", "reason", "raw"]].values.tolist() == [
+        [20, "profiler row cut short: 1 of 9 fields", "thread0::reshape"]
+    ]
+    assert dict(at.query_params) == {"source": str(source_id), "line": "8"}

@@ -1,0 +1,82 @@
+"""Sources: every ingested document, and where each of its numbers came from."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from perfboard import queries
+from perfboard.links import safe_https
+from perfboard.ui import StoreMissing, missing_store_notice, query
+
+st.title("Sources")
+try:
+    sources = query(queries.sources)
+except StoreMissing as missing:
+    missing_store_notice(str(missing))
+    st.stop()
+if sources.empty:
+    st.info("No documents ingested yet: `python -m ingest auto PATH` reads files or folders.")
+    st.stop()
+
+sources["url"] = sources.url.map(safe_https)
+st.dataframe(
+    sources.drop(columns=["source_id"]),
+    hide_index=True,
+    width="stretch",
+    column_config={"url": st.column_config.LinkColumn("link")},
+)
+
+ids = [int(i) for i in sources.source_id]
+uris = dict(zip(ids, sources.uri, strict=True))
+asked = st.query_params.get("source", "")
+source_id = st.selectbox(
+    "Document",
+    ids,
+    index=ids.index(int(asked)) if asked.isdigit() and int(asked) in ids else 0,
+    format_func=uris.__getitem__,
+)
+asked_line = st.query_params.get("line", "")
+line = st.number_input(
+    "Line (empty: every line)",
+    min_value=1,
+    value=int(asked_line) if asked_line.isdigit() else None,
+    step=1,
+)
+st.query_params.clear()
+st.query_params.update({"source": str(source_id), **({"line": str(line)} if line else {})})
+
+row = sources[sources.source_id == source_id].iloc[0]
+link = safe_https(row.url)
+st.caption(
+    f"Parser: {row.parser} · kind: {row.kind} · encoding: {row.encoding} · "
+    f"status: {row.status} · {row.measurements} measurements, {row.problems} problems"
+)
+if link:
+    st.link_button("Open the document", link)
+
+st.subheader("Measurements and the text they were read from")
+measured = query(queries.source_measurements, source_id, int(line) if line else None)
+if measured.empty:
+    st.caption("None" + (f" on line {line}." if line else ": this document holds no measurement."))
+else:
+    st.dataframe(
+        measured,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "raw": st.column_config.TextColumn("raw text", width="large"),
+            "value": st.column_config.NumberColumn("value", format="%.6g"),
+        },
+    )
+
+st.subheader("What could not be read")
+errors = query(queries.source_errors, uris[source_id])
+if errors.empty:
+    st.caption("Nothing: every line of this document was read.")
+else:
+    st.dataframe(
+        errors,
+        hide_index=True,
+        width="stretch",
+        column_config={"raw": st.column_config.TextColumn("raw text", width="large")},
+    )

@@ -17,6 +17,9 @@ pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("pages/phases.py", title="Phases", icon=":material/stairs:", url_path="phases"),
     st.Page("pages/trends.py", title="Trends", icon=":material/show_chart:", url_path="trends"),
+    st.Page(
+        "pages/pull_requests.py", title="Pull requests", icon=":material/merge:", url_path="prs"
+    ),
     st.Page("pages/sources.py", title="Sources", icon=":material/description:", url_path="sources"),
 ]
 navigation = st.navigation(pages)

@@ -198,3 +198,22 @@ def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:
         " WHERE source_uri = ? ORDER BY line",
         [uri],
     ).df()
+
+
+def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every PR a milestone names, with the step it made (before -> after)."""
+    return conn.execute(
+        """
+        WITH steps AS (
+            SELECT ms.*, p.name AS phase, p.project, p.unit, p.phase_id,
+                   lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
+                       AS before
+            FROM milestones ms JOIN phases p USING (phase_id)
+        )
+        SELECT pr_repo, pr_number, pr_url, project, phase, phase_id, label AS milestone,
+               before, value AS after, unit, (before - value) / before AS reduction,
+               reported_speedup_raw AS reported, disagrees, description, date
+        FROM steps WHERE pr_number IS NOT NULL
+        ORDER BY date DESC NULLS LAST, pr_number DESC
+        """
+    ).df()

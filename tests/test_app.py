@@ -185,3 +185,18 @@ def test_sources_shows_the_line_a_number_came_from(
         [20, "profiler row cut short: 1 of 9 fields", "thread0::reshape"]
     ]
     assert dict(at.query_params) == {"source": str(source_id), "line": "8"}
+
+
+def test_pull_requests_lists_the_phase_prs_and_opens_one(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/pull_requests.py")
+    every = next(f for f in frames(at) if "link" in f.columns)
+    assert every[["pr_repo", "milestone", "before", "after"]].values.tolist() == [
+        ["PaddlePaddle/Paddle", "1", 10.0, 9.5]
+    ]
+    assert every.link[0] == "https://github.com/PaddlePaddle/Paddle/pull/22424"
+    one = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22424")
+    assert [(m.label, m.value) for m in one.metric] == [("二期优化工作 · milestone 1", "9.5 ms")]
+    assert "5.0% faster" in one.metric[0].proto.delta
+    assert dict(one.query_params) == {"pr": "22424"}

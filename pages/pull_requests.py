@@ -1,0 +1,78 @@
+"""Pull requests: every PR the data refers to, and the step it made."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from perfboard import queries
+from perfboard.links import pr_url, safe_https
+from perfboard.ui import StoreMissing, missing_store_notice, query
+
+st.title("Pull requests")
+try:
+    prs = query(queries.referenced_prs)
+except StoreMissing as missing:
+    missing_store_notice(str(missing))
+    st.stop()
+if prs.empty:
+    st.info("No PR is referenced yet: phase tables name them in their PR column.")
+    st.stop()
+
+prs["link"] = [
+    safe_https(url) or pr_url(repo, number)
+    for url, repo, number in zip(prs.pr_url, prs.pr_repo, prs.pr_number, strict=True)
+]
+columns = {
+    "link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+    "before": st.column_config.NumberColumn("before", format="%.4g"),
+    "after": st.column_config.NumberColumn("after", format="%.4g"),
+    "reduction": st.column_config.NumberColumn("measured", format="percent"),
+    "description": st.column_config.TextColumn("description", width="large"),
+    "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),
+}
+shown = [
+    "link",
+    "pr_repo",
+    "project",
+    "phase",
+    "milestone",
+    "before",
+    "after",
+    "unit",
+    "reduction",
+    "reported",
+    "disagrees",
+    "date",
+    "description",
+]
+
+asked = st.query_params.get("pr", "")
+numbers = sorted({int(n) for n in prs.pr_number}, reverse=True)
+choice = st.selectbox(
+    "Pull request",
+    [None, *numbers],
+    index=numbers.index(int(asked)) + 1 if asked.isdigit() and int(asked) in numbers else 0,
+    format_func=lambda n: "every PR" if n is None else f"#{n}",
+)
+if choice is None:
+    st.query_params.pop("pr", None)
+    st.dataframe(prs[shown], hide_index=True, width="stretch", column_config=columns)
+else:
+    st.query_params["pr"] = str(choice)
+    mine = prs[prs.pr_number == choice]
+    first = mine.iloc[0]
+    st.subheader(f"#{choice} · {first.pr_repo or 'repository not named'}")
+    st.caption(
+        "Title, author and state are not synced from GitHub yet: the step below is measured."
+    )
+    if first.link:
+        st.link_button("Open on GitHub", first.link)
+    for row in mine.itertuples():
+        if row.before is not None and row.after is not None:
+            st.metric(
+                f"{row.phase} · milestone {row.milestone}",
+                f"{row.after:g} {row.unit}",
+                delta=f"{row.after - row.before:+.3g} {row.unit} ({row.reduction:.1%} faster)",
+                delta_color="inverse",
+            )
+    st.dataframe(mine[shown], hide_index=True, width="stretch", column_config=columns)

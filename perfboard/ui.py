@@ -8,6 +8,8 @@ and while an ingest holds the file it serves the last result with an "updating" 
 
 from __future__ import annotations
 
+import copy
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,8 +20,10 @@ from perfboard import db
 
 T = TypeVar("T")
 
-# Last good result of each query, served while an ingest holds the database.
-_last_good: dict[tuple[str, tuple[Any, ...]], Any] = {}
+# Last good result of each query, served while an ingest holds the database; the most
+# recently used LAST_GOOD_ENTRIES only, so a long-running server does not grow with them.
+LAST_GOOD_ENTRIES = 256
+_last_good: OrderedDict[tuple[str, tuple[Any, ...]], Any] = OrderedDict()
 
 
 class StoreMissing(Exception):
@@ -54,8 +58,12 @@ def query(fn: Callable[..., T], *args: Any) -> T:
             st.info("The database is being updated; this page will fill in on the next run.")
             st.stop()
         st.caption("Updating: showing the data from before the ingest in progress.")
-        return _last_good[(name, args)]
-    _last_good[(name, args)] = result
+        # A copy, like st.cache_data gives: pages may change what they are handed.
+        return copy.deepcopy(_last_good[(name, args)])
+    _last_good[(name, args)] = copy.deepcopy(result)
+    _last_good.move_to_end((name, args))
+    while len(_last_good) > LAST_GOOD_ENTRIES:
+        _last_good.popitem(last=False)
     return result
 
 

@@ -200,3 +200,39 @@ def test_pull_requests_lists_the_phase_prs_and_opens_one(
     assert [(m.label, m.value) for m in one.metric] == [("二期优化工作 · milestone 1", "9.5 ms")]
     assert "5.0% faster" in one.metric[0].proto.delta
     assert dict(one.query_params) == {"pr": "22424"}
+
+
+def test_pages_show_the_last_data_while_an_ingest_holds_the_store(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path, tmp_path: Path
+) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    store = tmp_path / "busy.duckdb"
+    shutil.copy(demo_db, store)
+    at = run_app(monkeypatch, store)  # a first run caches the pages' queries
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time\n"
+            "c = duckdb.connect(sys.argv[1])\n"
+            "c.execute(\"INSERT INTO runs VALUES (999, 0, 'ingest in progress', 1)\")\n"
+            "c.execute('CHECKPOINT')\n"
+            "print('holding', flush=True)\n"
+            "time.sleep(60)\n",
+            str(store),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        at.run()  # the data version moved, and the writer holds the file
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not at.exception
+    assert "Updating: showing the data from before the ingest in progress." in all_text(at)
+    assert any("二期优化工作" in e.label for e in at.expander)  # the last data, still shown

@@ -9,6 +9,7 @@ import streamlit as st
 
 from perfboard import queries
 from perfboard.links import pr_url, safe_https
+from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 
@@ -58,11 +59,14 @@ phases = query(queries.phases)
 if phases.empty:
     st.caption("No phase tables ingested yet.")
 for phase in phases.itertuples():
-    header = f"{phase.name} · {phase.project or 'no project'} · {phase.benchmark}"
+    # Names from documents are shown as text (perfboard.markup): labels are markdown.
+    header = " · ".join(
+        md_escape(x) for x in (phase.name, phase.project or "no project", phase.benchmark)
+    )
     with st.expander(header, expanded=True):
         st.caption(
-            f"Owner: {phase.owner or '-'} · Platform: {phase.platform or '-'} · "
-            f"Software: {phase.software or '-'} · Source: {phase.source}"
+            f"Owner: {md_escape(phase.owner or '-')} · Platform: {md_escape(phase.platform or '-')}"
+            f" · Software: {md_escape(phase.software or '-')} · Source: {md_escape(phase.source)}"
         )
         table = query(queries.milestones, int(phase.phase_id))
         table["PR"] = [

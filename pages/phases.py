@@ -7,6 +7,7 @@ import streamlit as st
 
 from perfboard import charts, queries
 from perfboard.links import pr_url, safe_https
+from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 X_AXES = {"order": "milestone order", "date": "record date"}
@@ -55,8 +56,9 @@ latest = measured.value.iloc[-1] if not measured.empty else None
 target = None  # phases carry no target until the team sets one (issue: targets)
 
 st.caption(
-    f"Owner: {phase.owner or '-'} · Platform: {phase.platform or '-'} · "
-    f"Software: {phase.software or '-'} · Model: {phase.benchmark} · Source: {phase.source}"
+    f"Owner: {md_escape(phase.owner or '-')} · Platform: {md_escape(phase.platform or '-')} · "
+    f"Software: {md_escape(phase.software or '-')} · Model: {md_escape(phase.benchmark)} · "
+    f"Source: {md_escape(phase.source)}"
 )
 cols = st.columns(4)
 unit = phase.unit
@@ -73,7 +75,7 @@ cols[3].metric("Target", "not set" if target is None else f"{target:g} {unit}")
 if len(measured) < 2:
     st.info("This phase has fewer than two measured milestones: nothing to chart yet.")
 else:
-    st.subheader(f"{phase['name']}: {unit} after each milestone")
+    st.subheader(f"{md_escape(phase['name'])}: {md_escape(unit)} after each milestone")
     steps = charts.phase_steps(table, unit, baseline, target, x_by)
     st.altair_chart(charts.themed(steps), width="stretch", theme=None)
     st.caption("Click a point or a PR label to open the PR.")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from perfboard import queries
 from perfboard.links import pr_url, safe_https
+from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 st.title("Pull requests")
@@ -61,7 +62,7 @@ else:
     st.query_params["pr"] = str(choice)
     mine = prs[prs.pr_number == choice]
     first = mine.iloc[0]
-    st.subheader(f"#{choice} · {first.pr_repo or 'repository not named'}")
+    st.subheader(f"#{choice} · {md_escape(first.pr_repo or 'repository not named')}")
     st.caption(
         "Title, author and state are not synced from GitHub yet: the step below is measured."
     )
@@ -70,7 +71,7 @@ else:
     for row in mine.itertuples():
         if row.before is not None and row.after is not None:
             st.metric(
-                f"{row.phase} · milestone {row.milestone}",
+                f"{md_escape(row.phase)} · milestone {md_escape(row.milestone)}",
                 f"{row.after:g} {row.unit}",
                 delta=f"{row.after - row.before:+.3g} {row.unit} ({row.reduction:.1%} faster)",
                 delta_color="inverse",

@@ -6,6 +6,7 @@ import streamlit as st
 
 from perfboard import queries
 from perfboard.links import safe_https
+from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 st.title("Sources")
@@ -48,7 +49,7 @@ st.query_params.update({"source": str(source_id), **({"line": str(line)} if line
 row = sources[sources.source_id == source_id].iloc[0]
 link = safe_https(row.url)
 st.caption(
-    f"Parser: {row.parser} · kind: {row.kind} · encoding: {row.encoding} · "
+    f"Parser: {md_escape(row.parser)} · kind: {row.kind} · encoding: {row.encoding} · "
     f"status: {row.status} · {row.measurements} measurements, {row.problems} problems"
 )
 if link:

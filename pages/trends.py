@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import charts, queries
+from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 MAX_SERIES = len(charts.OKABE_ITO)  # more lines than colours is not readable
@@ -119,7 +120,9 @@ else:
 if not not_ok.empty:
     st.caption(
         f"{len(not_ok)} points without a value: "
-        + ", ".join(f"{row.series} ({row.status})" for row in not_ok.head(5).itertuples())
+        + ", ".join(
+            f"{md_escape(row.series)} ({row.status})" for row in not_ok.head(5).itertuples()
+        )
     )
 st.download_button(
     "Download these points (CSV)",

@@ -236,3 +236,36 @@ def test_pages_show_the_last_data_while_an_ingest_holds_the_store(
     assert not at.exception
     assert "Updating: showing the data from before the ingest in progress." in all_text(at)
     assert any("二期优化工作" in e.label for e in at.expander)  # the last data, still shown
+
+
+HOSTILE_PHASE = """# [x](javascript:alert(1)) <img src=x onerror=alert(1)>
+- 负责人： ![t](https://tracker.example/p.png)
+- GPU平台信息：<script>alert(1)</script>
+
+| 版本 | P4时间 (ms) | 记录时间 | PR | 版本描述 | 加速效果 |
+|---|---|---|---|---|---|
+| 0 | 10 | 2020-02-04 | - | [y](javascript:alert(2)) | - |
+| 1 | 9.5 | 2020-02-05 | #22424 | fused | 5% |
+"""
+
+
+def test_text_from_documents_is_shown_as_text_not_markdown(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.conftest import ingest
+
+    doc = tmp_path / "hostile.md"
+    doc.write_text(HOSTILE_PHASE, encoding="utf-8")
+    store = tmp_path / "hostile.duckdb"
+    assert ingest("auto", str(doc), "--db", str(store), "--project", "ernie") == 0
+    overview = run_app(monkeypatch, store)
+    label = overview.expander[0].label
+    assert label.startswith(r"\[x\]\(javascript\:alert\(1\)\) \<img src\=x onerror\=alert\(1\)\>")
+    captions = all_text(overview)
+    assert r"Owner: \!\[t\]\(https\:" in captions and r"\<script\>" in captions
+    phases = run_page(monkeypatch, store, "pages/phases.py")
+    heading = phases.subheader[0].value
+    assert heading.startswith(r"\[x\]\(javascript\:alert\(1\)\)") and "](" not in heading
+    # Milestone descriptions stay in the data grid, which shows text as text.
+    table = next(f for f in frames(phases) if "pr_link" in f.columns)
+    assert table.description[0] == "[y](javascript:alert(2))"

@@ -12,6 +12,7 @@ from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 MAX_SERIES = len(charts.OKABE_ITO)  # more lines than colours is not readable
+CHART_POINTS = 4000
 FILTERS = {
     "benchmark": "model / op",
     "framework": "framework",
@@ -103,7 +104,9 @@ if len(lines) > MAX_SERIES:
         "to compare others."
     )
 shown = chosen[chosen.series.isin(lines[:MAX_SERIES])]
-points = query(queries.series_points, tuple(int(i) for i in shown.series_id))
+# A few thousand points in all, however long the histories (aggregated in DuckDB).
+per_series = max(100, CHART_POINTS // len(shown))
+points = query(queries.series_points, tuple(int(i) for i in shown.series_id), per_series)
 points = points.merge(shown[["series_id", "series", *X_PARAMS]], on="series_id")
 ok = points[points.status == "ok"]
 units = sorted(u for u in shown.unit.unique() if u is not None)

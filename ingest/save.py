@@ -402,8 +402,8 @@ def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) 
         baseline = next((m.value for m in phase.milestones if m.value is not None), None)
         phase_id = conn.execute(
             "INSERT INTO phases (source_id, name, project, benchmark, metric, unit, value_header,"
-            " owner, platform, software, baseline, line)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " owner, platform, software, baseline, target, line)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " RETURNING phase_id",
             [
                 source_id,
@@ -417,6 +417,7 @@ def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) 
                 phase.platform or None,
                 phase.software or None,
                 baseline,
+                phase.target,
                 phase.line,
             ],
         ).fetchone()[0]

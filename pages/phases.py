@@ -53,7 +53,7 @@ table["pr_link"] = [
 measured = table.dropna(subset=["value"])
 baseline = measured.value.iloc[0] if not measured.empty else None
 latest = measured.value.iloc[-1] if not measured.empty else None
-target = None  # phases carry no target until the team sets one (issue: targets)
+target = None if pd.isna(phase.target) else float(phase.target)  # a "目标：" bullet
 
 st.caption(
     f"Owner: {md_escape(phase.owner or '-')} · Platform: {md_escape(phase.platform or '-')} · "
@@ -70,7 +70,21 @@ cols[1].metric(
     delta_color="inverse",
 )
 cols[2].metric("Speedup vs baseline", f"{baseline / latest:.3f}x" if latest and baseline else "-")
-cols[3].metric("Target", "not set" if target is None else f"{target:g} {unit}")
+cols[3].metric(
+    "Target",
+    "not set" if target is None else f"{target:g} {unit}",
+    delta=(
+        None
+        if target is None or latest is None
+        else (
+            "reached"
+            if (latest >= target if phase.metric == "throughput" else latest <= target)
+            else f"{abs(latest - target):.3g} {unit} to go"
+        )
+    ),
+    delta_color="off",
+    delta_arrow="off",
+)
 
 if len(measured) < 2:
     st.info("This phase has fewer than two measured milestones: nothing to chart yet.")

@@ -117,6 +117,7 @@ class Phase:
     owner: str = ""
     platform: str = ""
     software: str = ""
+    target: float | None = None  # from a "目标：7 ms" / "target: 7 ms" bullet, in `unit`
     project: str = ""
     benchmark: str = ""
     milestones: list[Milestone] = field(default_factory=list)

@@ -67,7 +67,7 @@ def phases(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return conn.execute(
         """
         SELECT p.phase_id, p.project, p.benchmark, p.name, p.owner, p.platform, p.software,
-               p.unit, p.baseline,
+               p.metric, p.unit, p.baseline, p.target,
                arg_max(ms.value, ms.ordinal) FILTER (WHERE ms.value IS NOT NULL) AS latest,
                count(ms.ordinal) AS milestones,
                count(*) FILTER (WHERE ms.disagrees) AS disagreements,

@@ -269,3 +269,23 @@ def test_text_from_documents_is_shown_as_text_not_markdown(
     # Milestone descriptions stay in the data grid, which shows text as text.
     table = next(f for f in frames(phases) if "pr_link" in f.columns)
     assert table.description[0] == "[y](javascript:alert(2))"
+
+
+def test_a_phase_with_a_target_shows_it_and_the_distance_left(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.conftest import SAMPLES, ingest
+
+    doc = tmp_path / "phase3.md"
+    doc.write_text(
+        (SAMPLES / "benchmark-165_2020-02-04_xreki_phase2-table.md")
+        .read_text(encoding="utf-8")
+        .replace("- 软件信息：", "- 目标：8ms\n- 软件信息："),
+        encoding="utf-8",
+    )
+    store = tmp_path / "target.duckdb"
+    assert ingest("auto", str(doc), "--db", str(store)) == 0
+    at = run_page(monkeypatch, store, "pages/phases.py")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Target"] == "8 ms"
+    assert "1.5 ms to go" in at.metric[3].proto.delta

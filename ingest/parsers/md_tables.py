@@ -563,6 +563,7 @@ _PLATFORM_KEYS = frozenset(
 _SOFTWARE_KEYS = frozenset(
     {"软件信息", "软件", "软件环境", "测试环境", "环境", "software", "environment", "env"}
 )
+_TARGET_KEYS = frozenset({"目标", "优化目标", "性能目标", "target", "goal"})
 
 
 def _describe_phase(doc: DocText, table: _Table, phase: Phase, items: list[Item]) -> None:
@@ -586,6 +587,31 @@ def _describe_phase(doc: DocText, table: _Table, phase: Phase, items: list[Item]
             phase.platform = value
         elif key in _SOFTWARE_KEYS and not phase.software:
             phase.software = value
+        elif key in _TARGET_KEYS and phase.target is None:
+            _read_target(phase, value, table, items)
+
+
+def _read_target(phase: Phase, value: str, table: _Table, items: list[Item]) -> None:
+    """ "目标：7ms" / "target: 7.5 ms" -> the phase's target in its own unit."""
+    found = re.search(r"(\d+(?:\.\d+)?)\s*([A-Za-zµμ]+)?", value)
+    if found is None:
+        items.append(
+            _problem(table.header_line, f"phase target {value!r} has no number", value, "warning")
+        )
+        return
+    number, unit = float(found.group(1)), found.group(2) or phase.unit
+    try:
+        target, canonical = read_quantity(f"{number}{unit}", phase.unit), phase.unit
+    except UnitError as error:
+        items.append(
+            _problem(table.header_line, f"phase target {value!r}: {error}", value, "warning")
+        )
+        return
+    if target.unit != canonical:
+        reason = f"phase target {value!r} is in {target.unit}, the table in {canonical}"
+        items.append(_problem(table.header_line, reason, value, "warning"))
+        return
+    phase.target = target.value
 
 
 def _milestone(

@@ -448,3 +448,20 @@ def test_degenerate_input_never_raises(text: str) -> None:
 def test_large_log_without_tables_gives_nothing() -> None:
     line = "I0204 12:00:00.123 tester.cc:120] batch_size=1 | repeat 100 | latency 8.6 ms (avg)\n"
     assert parse(DocText(line * 20_000)) == []
+
+
+def test_a_target_bullet_becomes_the_phase_target_in_its_unit() -> None:
+    text = (
+        "# 三期优化工作\n- 负责人：@NHZlX\n- 目标：7.5ms\n\n"
+        "| 版本 | P4时间 (ms) | 记录时间 | PR |\n|---|---|---|---|\n"
+        "| 0 | 9 | 2020-03-01 | - |\n| 1 | 8 | 2020-03-08 | #23114 |\n"
+    )
+    (phase,) = [i for i in md_tables.parse(text_doc(text)) if isinstance(i, Phase)]
+    assert (phase.name, phase.target, phase.unit) == ("三期优化工作", 7.5, "ms")
+    in_us = text.replace("目标：7.5ms", "target: 7500 us")
+    (phase,) = [i for i in md_tables.parse(text_doc(in_us)) if isinstance(i, Phase)]
+    assert phase.target == 7.5
+    no_number = text.replace("目标：7.5ms", "目标：尽快")
+    items = list(md_tables.parse(text_doc(no_number)))
+    assert [i for i in items if isinstance(i, Phase)][0].target is None
+    assert any("has no number" in i.reason for i in items if isinstance(i, Problem))

@@ -463,5 +463,5 @@ def test_a_target_bullet_becomes_the_phase_target_in_its_unit() -> None:
     assert phase.target == 7.5
     no_number = text.replace("目标：7.5ms", "目标：尽快")
     items = list(md_tables.parse(text_doc(no_number)))
-    assert [i for i in items if isinstance(i, Phase)][0].target is None
+    assert next(i for i in items if isinstance(i, Phase)).target is None
     assert any("has no number" in i.reason for i in items if isinstance(i, Problem))

@@ -1,4 +1,5 @@
-"""Overview: what the store holds, and the latest value of every series."""
+"""Overview: the morning look. Headline series, phases against their targets, the latest
+PRs and what they did, and how fresh the data is; everything else one click below."""
 
 from __future__ import annotations
 
@@ -8,21 +9,23 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import queries
+from perfboard.changes import describe_change
 from perfboard.links import pr_url, safe_https
-from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
+
+SPARK_POINTS = 40
 
 
 def describe_params(params: str) -> str:
     """'{"batch_size":1,"precision":"int8"}' -> 'batch_size=1, precision=int8'."""
     values = json.loads(params) if params else {}
-    return ", ".join(f"{k}={v}" for k, v in values.items()) or "-"
+    return ", ".join(f"{k}={v}" for k, v in values.items() if k != "parameters") or "-"
 
 
-def format_value(value: float | None, unit: str, status: str) -> str:
+def format_value(value: float | None, unit: str, status: str = "ok") -> str:
     if status != "ok" or value is None or pd.isna(value):
         return status.upper()
-    return f"{value:.6g} {unit}"
+    return f"{value:.4g} {unit}"
 
 
 st.title("Overview")
@@ -36,80 +39,132 @@ if totals["measurements"] == 0 and totals["phases"] == 0:
     st.info("The database is empty. Ingest documents with `python -m ingest auto PATH`.")
     st.stop()
 
-cols = st.columns(6)
-for col, (label, key) in zip(
-    cols,
-    [
-        ("Projects", "projects"),
-        ("Series", "series"),
-        ("Measurements", "measurements"),
-        ("Phases", "phases"),
-        ("Sources", "sources"),
-        ("Ingest errors", "errors"),
-    ],
-    strict=True,
-):
-    col.metric(label, f"{totals[key]:,}")
+labels = {
+    "projects": "Projects",
+    "series": "Series",
+    "measurements": "Measurements",
+    "phases": "Phases",
+    "sources": "Sources",
+    "errors": "Ingest errors",
+}
+for col, (key, label) in zip(st.columns(len(labels)), labels.items(), strict=True):
+    n = totals[key]
+    col.metric(label, f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}")
+last = query(queries.last_ingest)
+st.caption(
+    f"Last ingest {last:%Y-%m-%d %H:%M} UTC · {totals['errors']} lines could not be read"
+    " (see Ingest errors below)"
+    if last is not None
+    else "Nothing ingested yet."
+)
 
-st.subheader("Projects")
-st.dataframe(query(queries.projects), hide_index=True, width="stretch")
+st.subheader("Headline series")
+headline = query(queries.headline_series, 3)
+if headline.empty:
+    st.caption("No measured values yet.")
+else:
+    spark = query(queries.series_points, tuple(int(i) for i in headline.series_id), SPARK_POINTS)
+    trends = spark[spark.status == "ok"].groupby("series_id").value.apply(list)
+    headline["series"] = [
+        " · ".join(p for p in (b, m, f, d, describe_params(x)) if p and p != "-")
+        for b, m, f, d, x in zip(
+            headline.benchmark,
+            headline.metric,
+            headline.framework,
+            headline.device,
+            headline.params,
+            strict=True,
+        )
+    ]
+    headline["now"] = [
+        format_value(v, u) for v, u in zip(headline.latest, headline.unit, strict=True)
+    ]
+    headline["vs last week"] = [
+        describe_change(v, w, d)
+        for v, w, d in zip(headline.latest, headline.week_ago, headline.direction, strict=True)
+    ]
+    # One point has nothing to compare with: no change, no trend (not "±0%").
+    headline["vs first"] = [
+        describe_change(v, f, d) if n > 1 else ""
+        for v, f, d, n in zip(
+            headline.latest, headline.first, headline.direction, headline.points, strict=True
+        )
+    ]
+    headline["trend"] = [
+        trends.get(i) if n > 1 else None
+        for i, n in zip(headline.series_id, headline.points, strict=True)
+    ]
+    st.dataframe(
+        headline[
+            ["project", "series", "now", "vs last week", "vs first", "trend", "points", "last"]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "trend": st.column_config.LineChartColumn("trend", width="medium"),
+            "last": st.column_config.DatetimeColumn("last measured", format="YYYY-MM-DD"),
+        },
+    )
 
 st.subheader("Phases")
 phases = query(queries.phases)
 if phases.empty:
     st.caption("No phase tables ingested yet.")
-for phase in phases.itertuples():
-    # Names from documents are shown as text (perfboard.markup): labels are markdown.
-    header = " · ".join(
-        md_escape(x) for x in (phase.name, phase.project or "no project", phase.benchmark)
-    )
-    with st.expander(header, expanded=True):
-        st.caption(
-            f"Owner: {md_escape(phase.owner or '-')} · Platform: {md_escape(phase.platform or '-')}"
-            f" · Software: {md_escape(phase.software or '-')} · Source: {md_escape(phase.source)}"
-        )
-        table = query(queries.milestones, int(phase.phase_id))
-        table["PR"] = [
-            safe_https(url) or pr_url(repo, number)
-            for url, repo, number in zip(table.pr_url, table.pr_repo, table.pr_number, strict=True)
-        ]
-        table["flag"] = table.disagrees.map({True: "reported ≠ computed", False: ""})
-        st.dataframe(
-            table[
-                [
-                    "label",
-                    "value",
-                    "date",
-                    "PR",
-                    "description",
-                    "reported_speedup_raw",
-                    "computed_reduction",
-                    "computed_speedup",
-                    "flag",
-                ]
-            ],
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "value": st.column_config.NumberColumn(f"value ({phase.unit})", format="%.4g"),
-                "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),
-                "description": st.column_config.TextColumn("description", width="large"),
-                "PR": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
-                "reported_speedup_raw": "reported",
-                "computed_reduction": st.column_config.NumberColumn(
-                    "computed reduction", format="percent"
-                ),
-                "computed_speedup": st.column_config.NumberColumn(
-                    "computed speedup", format="%.3fx"
-                ),
-            },
-        )
-
-st.subheader("Latest value per series")
-latest = query(queries.latest_per_series, None, 2000)
-if latest.empty:
-    st.caption("No measurements yet.")
 else:
+    reached = (phases.baseline - phases.latest) / (phases.baseline - phases.target)
+    phases["progress"] = reached.clip(lower=0, upper=1)
+    phases["open"] = [f"/phases?phase={int(i)}" for i in phases.phase_id]
+    st.dataframe(
+        phases[
+            [
+                "name",
+                "project",
+                "owner",
+                "platform",
+                "baseline",
+                "latest",
+                "target",
+                "progress",
+                "milestones",
+                "disagreements",
+                "open",
+            ]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "progress": st.column_config.ProgressColumn(
+                "to target", min_value=0.0, max_value=1.0, format="percent"
+            ),
+            "disagreements": st.column_config.NumberColumn("reported ≠ computed"),
+            "open": st.column_config.LinkColumn("phase", display_text="open"),
+        },
+    )
+
+st.subheader("Latest pull requests with a measured effect")
+prs = query(queries.referenced_prs).head(5)
+if prs.empty:
+    st.caption("No PR named by the data yet.")
+else:
+    prs["PR"] = [
+        safe_https(url) or pr_url(repo, n)
+        for url, repo, n in zip(prs.pr_url, prs.pr_repo, prs.pr_number, strict=True)
+    ]
+    st.dataframe(
+        prs[
+            ["PR", "phase", "milestone", "before", "after", "unit", "reduction", "reported", "date"]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "PR": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+            "reduction": st.column_config.NumberColumn("measured", format="percent"),
+            "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),
+        },
+    )
+
+with st.expander("Latest value of every series"):
+    latest = query(queries.latest_per_series, None, 2000)
     latest["params"] = latest.params.map(describe_params)
     latest["latest"] = [
         format_value(v, u, s)
@@ -145,19 +200,9 @@ else:
         },
     )
 
-st.subheader("Sources")
-sources = query(queries.sources).drop(columns=["source_id"])
-sources["url"] = sources.url.map(safe_https)
-st.dataframe(
-    sources,
-    hide_index=True,
-    width="stretch",
-    column_config={"url": st.column_config.LinkColumn("link")},
-)
-
-st.subheader("Ingest errors")
-errors = query(queries.ingest_errors)
-if errors.empty:
-    st.caption("None: every line of every document was read.")
-else:
-    st.dataframe(errors, hide_index=True, width="stretch")
+with st.expander("Ingest errors", expanded=totals["errors"] > 0):
+    errors = query(queries.ingest_errors)
+    if errors.empty:
+        st.caption("None: every line of every document was read.")
+    else:
+        st.dataframe(errors, hide_index=True, width="stretch")

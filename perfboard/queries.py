@@ -222,3 +222,37 @@ def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         ORDER BY date DESC NULLS LAST, pr_number DESC
         """
     ).df()
+
+
+def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd.DataFrame:
+    """Each project's most-measured series, with latest, week-ago and first values.
+
+    "A week ago" is the last value at least 7 days before the series' latest one, so a
+    series measured nightly and one measured monthly both compare with their own past.
+    """
+    return conn.execute(
+        """
+        WITH counts AS (
+            SELECT series_id, count(*) AS points, max(measured_at) AS last
+            FROM measurements WHERE status = 'ok' GROUP BY series_id
+        ),
+        ranked AS (
+            SELECT s.*, c.points, c.last,
+                   row_number() OVER (PARTITION BY s.project
+                                      ORDER BY c.points DESC, c.last DESC, s.series_id) AS r
+            FROM series s JOIN counts c USING (series_id)
+        ),
+        chosen AS (SELECT * FROM ranked WHERE r <= $per_project)
+        SELECT c.series_id, c.project, c.benchmark, c.metric, c.unit, c.direction, c.framework,
+               c.device, c.params::VARCHAR AS params, c.points, c.last,
+               arg_max(m.value, m.measured_at) AS latest,
+               arg_max(m.value, m.measured_at)
+                   FILTER (WHERE m.measured_at <= c.last - INTERVAL 7 DAY) AS week_ago,
+               arg_min(m.value, m.measured_at) AS first
+        FROM chosen c JOIN measurements m USING (series_id)
+        WHERE m.status = 'ok'
+        GROUP BY ALL
+        ORDER BY c.project, c.points DESC
+        """,
+        {"per_project": per_project},
+    ).df()

@@ -1,0 +1,20 @@
+"""How a value moved, said the way a reader needs it: the sign and which way is better.
+
+speedup = old / new (x), reduction = (old - new) / old (%), as in ARCHITECTURE.md; a
+change is (new - old) / old, called better or worse by the series' direction.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def describe_change(now: float, then: float | None, direction: str) -> str:
+    """ "-5.0% better" for a latency that fell 5%; "" when there is nothing to compare."""
+    if then is None or now is None or math.isnan(then) or math.isnan(now) or then == 0:
+        return ""
+    relative = (now - then) / then
+    if abs(relative) < 0.0005:
+        return "±0%"
+    better = relative < 0 if direction == "lower" else relative > 0
+    return f"{relative:+.1%} {'better' if better else 'worse'}"

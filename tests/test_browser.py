@@ -113,6 +113,15 @@ def test_a_phase_deep_link_opens_that_view_with_its_charts_and_pr_link(
     assert page.get_by_text("record date").first.is_visible()
     link = page.locator('a[href="https://github.com/PaddlePaddle/Paddle/pull/22424"]')
     assert link.count() == 1 and link.inner_text() == "#22424"
+    # Follow it: GitHub is not reachable here, so a stand-in answers for it.
+    page.context.route(
+        "https://github.com/**",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>PR</h1>"),
+    )
+    with page.expect_popup() as opened:
+        link.click()
+    assert opened.value.url == "https://github.com/PaddlePaddle/Paddle/pull/22424"
+    opened.value.close()
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert nav.get_by_text("Phases").count() == 1 and nav.get_by_text("app").count() == 0
     assert not page.locator(".stException").count()

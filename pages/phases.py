@@ -96,6 +96,22 @@ else:
     st.subheader("What each milestone changed")
     st.altair_chart(charts.themed(charts.phase_waterfall(table, unit)), width="stretch", theme=None)
 
+siblings = phases[phases.project == phase.project]
+if len(siblings) > 1 and phase.project:
+    with st.expander(f"Every phase of {md_escape(phase.project)} on one time axis"):
+        together = query(queries.project_milestones, str(phase.project))
+        together["pr_link"] = [
+            safe_https(url) or pr_url(repo, number)
+            for url, repo, number in zip(
+                together.pr_url, together.pr_repo, together.pr_number, strict=True
+            )
+        ]
+        if together.unit.nunique() > 1:
+            st.caption("These phases measure in different units: drawn one by one above.")
+        else:
+            timeline = charts.phases_timeline(together, unit)
+            st.altair_chart(charts.themed(timeline), width="stretch", theme=None)
+
 st.subheader("Milestones")
 table["flag"] = table.disagrees.map({True: "reported ≠ computed", False: ""})
 st.dataframe(

@@ -176,3 +176,33 @@ def trend_lines(
     lines = base.mark_line(strokeWidth=2)
     marks = base.mark_point(filled=True, size=50).encode(tooltip=tooltip)
     return alt.layer(lines, marks).properties(height=360)
+
+
+def phases_timeline(milestones: pd.DataFrame, unit: str) -> alt.LayerChart:
+    """Several phases of one project as steps on one time axis, one colour per phase.
+
+    `milestones` columns: phase, value, date, pr_number, pr_link, label.
+    """
+    data = milestones.copy()
+    data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
+    x = alt.X("date:T", title="record date", axis=alt.Axis(format="%Y-%m-%d"))
+    y = alt.Y("value:Q", title=f"latency ({unit})", scale=alt.Scale(zero=False, padding=12))
+    color = alt.Color(
+        "phase:N",
+        title="phase",
+        scale=alt.Scale(range=list(OKABE_ITO)),
+        legend=alt.Legend(orient="bottom", labelLimit=600),
+    )
+    base = alt.Chart(data).encode(x=x, y=y, color=color)
+    lines = base.mark_line(interpolate="step-after", strokeWidth=2.5)
+    points = base.mark_point(filled=True, size=70, cursor="pointer").encode(
+        href="pr_link:N",
+        tooltip=[
+            alt.Tooltip("phase:N", title="phase"),
+            alt.Tooltip("label:N", title="milestone"),
+            alt.Tooltip("value:Q", title=f"value ({unit})", format=".4g"),
+            alt.Tooltip("date:T", title="date", format="%Y-%m-%d"),
+            alt.Tooltip("pr:N", title="PR"),
+        ],
+    )
+    return alt.layer(lines, points).properties(height=320)

@@ -256,3 +256,15 @@ def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd
         """,
         {"per_project": per_project},
     ).df()
+
+
+def project_milestones(conn: duckdb.DuckDBPyConnection, project: str) -> pd.DataFrame:
+    """Every milestone of every phase of a project, for one shared time axis."""
+    return conn.execute(
+        "SELECT p.phase_id, p.name AS phase, p.unit, ms.ordinal, ms.label, ms.value, ms.date,"
+        " ms.pr_repo, ms.pr_number, ms.pr_url, ms.description"
+        " FROM milestones ms JOIN phases p USING (phase_id)"
+        " WHERE p.project = ? AND ms.value IS NOT NULL AND ms.date IS NOT NULL"
+        " ORDER BY ms.date, p.phase_id, ms.ordinal",
+        [project],
+    ).df()

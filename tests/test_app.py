@@ -293,3 +293,23 @@ def test_a_phase_with_a_target_shows_it_and_the_distance_left(
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Target"] == "8 ms"
     assert "1.5 ms to go" in at.metric[3].proto.delta
+
+
+def test_phases_of_one_project_share_a_time_axis(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.conftest import SAMPLES, ingest
+
+    original = (SAMPLES / "benchmark-165_2020-02-04_xreki_phase2-table.md").read_text(
+        encoding="utf-8"
+    )
+    (tmp_path / "phase2.md").write_text(original, encoding="utf-8")
+    (tmp_path / "phase3.md").write_text(
+        original.replace("二期优化工作", "三期优化工作").replace("2020-02-04", "2020-03-10"),
+        encoding="utf-8",
+    )
+    store = tmp_path / "two.duckdb"
+    assert ingest("auto", str(tmp_path), "--db", str(store), "--project", "ernie") == 0
+    at = run_page(monkeypatch, store, "pages/phases.py")
+    assert [e.label for e in at.expander] == ["Every phase of ernie on one time axis"]
+    assert len(at.get("vega_lite_chart")) == 3  # steps, waterfall, and the shared axis

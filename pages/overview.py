@@ -10,7 +10,7 @@ import streamlit as st
 
 from perfboard import queries
 from perfboard.changes import describe_change
-from perfboard.links import pr_url, safe_https
+from perfboard.links import pr_links, safe_https
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 SPARK_POINTS = 40
@@ -146,10 +146,7 @@ prs = query(queries.referenced_prs).head(5)
 if prs.empty:
     st.caption("No PR named by the data yet.")
 else:
-    prs["PR"] = [
-        safe_https(url) or pr_url(repo, n)
-        for url, repo, n in zip(prs.pr_url, prs.pr_repo, prs.pr_number, strict=True)
-    ]
+    prs["PR"] = pr_links(prs.pr_url, prs.pr_repo, prs.pr_number)
     st.dataframe(
         prs[
             ["PR", "phase", "milestone", "before", "after", "unit", "reduction", "reported", "date"]

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import charts, queries
-from perfboard.links import pr_url, safe_https
+from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
@@ -46,10 +46,7 @@ st.query_params.update({"phase": str(phase_id), "x": x_by})
 
 phase = phases[phases.phase_id == phase_id].iloc[0]
 table = query(queries.milestones, phase_id)
-table["pr_link"] = [
-    safe_https(url) or pr_url(repo, number)
-    for url, repo, number in zip(table.pr_url, table.pr_repo, table.pr_number, strict=True)
-]
+table["pr_link"] = pr_links(table.pr_url, table.pr_repo, table.pr_number)
 measured = table.dropna(subset=["value"])
 baseline = measured.value.iloc[0] if not measured.empty else None
 latest = measured.value.iloc[-1] if not measured.empty else None
@@ -100,12 +97,7 @@ siblings = phases[phases.project == phase.project]
 if len(siblings) > 1 and phase.project:
     with st.expander(f"Every phase of {md_escape(phase.project)} on one time axis"):
         together = query(queries.project_milestones, str(phase.project))
-        together["pr_link"] = [
-            safe_https(url) or pr_url(repo, number)
-            for url, repo, number in zip(
-                together.pr_url, together.pr_repo, together.pr_number, strict=True
-            )
-        ]
+        together["pr_link"] = pr_links(together.pr_url, together.pr_repo, together.pr_number)
         if together.unit.nunique() > 1:
             st.caption("These phases measure in different units: drawn one by one above.")
         else:

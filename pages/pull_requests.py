@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfboard import queries
-from perfboard.links import pr_url, safe_https
+from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
@@ -19,10 +19,7 @@ if prs.empty:
     st.info("No PR is referenced yet: phase tables name them in their PR column.")
     st.stop()
 
-prs["link"] = [
-    safe_https(url) or pr_url(repo, number)
-    for url, repo, number in zip(prs.pr_url, prs.pr_repo, prs.pr_number, strict=True)
-]
+prs["link"] = pr_links(prs.pr_url, prs.pr_repo, prs.pr_number)
 columns = {
     "link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
     "before": st.column_config.NumberColumn("before", format="%.4g"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from urllib.parse import quote, urlsplit
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -39,3 +40,14 @@ def pr_url(repo: str | None, number: object) -> str | None:
     if not isinstance(repo, str) or not _REPO.match(repo) or n <= 0:
         return None
     return f"{github_url()}/{quote(repo)}/pull/{n}"
+
+
+def pr_links(
+    urls: Iterable[object], repos: Iterable[object], numbers: Iterable[object]
+) -> list[str | None]:
+    """The link of each PR a table names: its own URL if it is a safe https one, else one
+    built from its repository and number (GitHub Enterprise too), else None."""
+    return [
+        safe_https(url) or pr_url(repo, number)  # type: ignore[arg-type]
+        for url, repo, number in zip(urls, repos, numbers, strict=True)
+    ]

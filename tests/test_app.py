@@ -313,3 +313,48 @@ def test_phases_of_one_project_share_a_time_axis(
     at = run_page(monkeypatch, store, "pages/phases.py")
     assert [e.label for e in at.expander] == ["Every phase of ernie on one time axis"]
     assert len(at.get("vega_lite_chart")) == 3  # steps, waterfall, and the shared axis
+
+
+def test_a_new_ingest_shows_on_the_next_run_without_a_restart(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.conftest import ingest, sample_path
+
+    store = tmp_path / "live.duckdb"
+    assert (
+        ingest(
+            "auto",
+            str(sample_path("paddle-21228_2019-11-19_sand3r-_qat-latency.md")),
+            "--db",
+            str(store),
+            "--project",
+            "bert-qat",
+        )
+        == 0
+    )
+    at = run_app(monkeypatch, store)
+    assert {m.label: m.value for m in at.metric}["Phases"] == "0"
+    doc = sample_path("benchmark-165_2020-02-04_xreki_phase2-table.md")
+    assert ingest("auto", str(doc), "--db", str(store), "--project", "ernie") == 0
+    at.run()  # same server, same session: the data version moved, the caches follow
+    assert {m.label: m.value for m in at.metric}["Phases"] == "1"
+    phases = next(f for f in frames(at) if "progress" in f.columns)
+    assert list(phases.name) == ["二期优化工作"]
+
+
+@pytest.mark.parametrize(
+    ("page", "says"),
+    [
+        ("pages/pull_requests.py", "No PR is referenced yet"),
+        ("pages/sources.py", "No documents ingested yet"),
+    ],
+)
+def test_other_pages_on_an_empty_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, page: str, says: str
+) -> None:
+    from perfboard import db
+
+    path = tmp_path / "empty.duckdb"
+    db.connect(path).close()
+    at = run_page(monkeypatch, path, page)
+    assert says in all_text(at)

@@ -157,3 +157,19 @@ def test_trends_draws_the_qa_latencies_along_batch_size(server: str, browser) ->
     assert page.get_by_text("Download these points (CSV)").count() == 1
     assert not page.locator(".stException").count()
     page.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "heading", "name"),
+    [("/prs?pr=22424", "Pull requests", "pull_requests"), ("/sources", "Sources", "sources")],
+)
+def test_the_other_pages_render(server: str, browser, url: str, heading: str, name: str) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(f"{server}{url}")
+    page.get_by_role("heading", name=heading).wait_for(timeout=30_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    assert not page.locator(".stException").count()
+    page.close()

@@ -4,6 +4,7 @@
     python -m ingest logs|tables|profiles|opbench|passes|analysis PATH...
     python -m ingest results PATH...         perfboard result files (JSONL / CSV)
     python -m ingest auto PATH --dry-run     print what would be stored, touch nothing
+    python -m ingest pulls FILE.csv            known facts about PRs (title, author, state)
     python -m ingest export --format jsonl|csv [--out FILE]
 
 One error boundary: main() turns every expected failure into a message and an exit
@@ -32,7 +33,7 @@ from typing import TextIO
 import duckdb
 from tqdm import tqdm
 
-from ingest import results
+from ingest import pulls, results
 from ingest.documents import file_hash, read_document, worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult, SourceInfo, record_failure, save_found
@@ -99,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
         p.add_argument("--quiet", action="store_true", help="no progress bar, no problems")
         p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("pulls", help="load known facts about PRs from a CSV file")
+    p.add_argument("paths", nargs="+", type=Path, metavar="FILE.csv")
+    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--quiet", action="store_true", help="only the summary line")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
     p = sub.add_parser("export", help="write every measurement in perfboard's result format")
     p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     p.add_argument("--out", type=Path, help="file to write (default: standard output)")
@@ -112,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.kind == "export":
             return run_export(args)
+        if args.kind == "pulls":
+            return run_pulls(args)
         return run_ingest(args)
     except UsageError as error:
         print(f"ingest: {error}", file=sys.stderr)
@@ -323,6 +331,27 @@ def _results_dry_run(path: Path) -> list[dict[str, object]]:
     ]
     records += [{"kind": "problem", "line": p.line, "reason": p.reason} for p in problems]
     return records
+
+
+def run_pulls(args: argparse.Namespace) -> int:
+    """Known PR facts from CSV files; bad lines are reported, the rest stored."""
+    for path in args.paths:
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+    with closing(open_store(args.db, args.lock_timeout)) as conn:
+        for path in args.paths:
+            try:
+                loaded = pulls.load_pulls_csv(conn, path)
+            except (OSError, UnicodeDecodeError, csv.Error) as error:
+                raise UsageError(f"{path}: cannot be read: {error}") from None
+            for problem in [] if args.quiet else loaded.problems:
+                print(f"  {path}:{problem.line}: {problem.reason}", file=sys.stderr)
+            print(
+                f"{path}: {loaded.stored} pull requests stored,"
+                f" {len(loaded.problems)} lines could not be read",
+                file=sys.stderr,
+            )
+    return 0
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -142,7 +142,8 @@ else:
     )
 
 st.subheader("Latest pull requests with a measured effect")
-prs = query(queries.referenced_prs).head(5)
+prs = query(queries.referenced_prs)
+prs = prs[prs.after.notna()].head(5)
 if prs.empty:
     st.caption("No PR named by the data yet.")
 else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from perfboard import queries
@@ -16,7 +17,10 @@ except StoreMissing as missing:
     missing_store_notice(str(missing))
     st.stop()
 if prs.empty:
-    st.info("No PR is referenced yet: phase tables name them in their PR column.")
+    st.info(
+        "No PR is referenced yet: phase tables name them in their PR column, and "
+        "`python -m ingest pulls FILE.csv` loads what is known of them."
+    )
     st.stop()
 
 prs["link"] = pr_links(prs.pr_url, prs.pr_repo, prs.pr_number)
@@ -30,8 +34,9 @@ columns = {
 }
 shown = [
     "link",
-    "pr_repo",
-    "project",
+    "title",
+    "author",
+    "state",
     "phase",
     "milestone",
     "before",
@@ -41,7 +46,7 @@ shown = [
     "reported",
     "disagrees",
     "date",
-    "description",
+    "note",
 ]
 
 asked = st.query_params.get("pr", "")
@@ -60,13 +65,16 @@ else:
     mine = prs[prs.pr_number == choice]
     first = mine.iloc[0]
     st.subheader(f"#{choice} · {md_escape(first.pr_repo or 'repository not named')}")
-    st.caption(
-        "Title, author and state are not synced from GitHub yet: the step below is measured."
-    )
+    if isinstance(first.title, str):
+        known = (first.title, first.author, first.state)
+        byline = " · ".join(md_escape(x) for x in known if isinstance(x, str) and x)
+        st.markdown(byline)
+    else:
+        st.caption("Title, author and state not known yet (no facts file or GitHub sync names it).")
     if first.link:
         st.link_button("Open on GitHub", first.link)
     for row in mine.itertuples():
-        if row.before is not None and row.after is not None:
+        if pd.notna(row.before) and pd.notna(row.after):
             st.metric(
                 f"{md_escape(row.phase)} · milestone {md_escape(row.milestone)}",
                 f"{row.after:g} {row.unit}",

@@ -12,7 +12,16 @@ import altair as alt
 import pandas as pd
 
 # Okabe & Ito (2008): safe for protanopia, deuteranopia and tritanopia.
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+OKABE_ITO = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
 MEASURED, BASELINE, TARGET, GAIN, LOSS = "#0072B2", "#7F7F7F", "#009E73", "#009E73", "#D55E00"
 FONT = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, sans-serif"
 
@@ -36,9 +45,10 @@ def phase_steps(
 ) -> alt.LayerChart:
     """The measured value after each milestone as steps, labelled with its PR.
 
-    `milestones` columns: ordinal, label, value, date, pr_number, pr_link, description,
-    speedup (cumulative vs baseline). `x_by`: "order" (milestone order, one step each,
-    evenly spaced) or "date" (the record date: time between milestones shows).
+    `milestones` columns: ordinal, label, value, date, pr_number, pr_link, pr_title (None
+    when not known), description, speedup (cumulative vs baseline). `x_by`: "order"
+    (milestone order, one step each, evenly spaced) or "date" (the record date: time
+    between milestones shows).
     """
     data = milestones.dropna(subset=["value"]).copy()
     data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
@@ -58,6 +68,7 @@ def phase_steps(
         alt.Tooltip("value:Q", title=f"value ({unit})", format=".4g"),
         alt.Tooltip("date:T", title="date", format="%Y-%m-%d"),
         alt.Tooltip("pr:N", title="PR"),
+        alt.Tooltip("pr_title:N", title="PR title"),
         alt.Tooltip("speedup:Q", title="speedup vs baseline", format=".3f"),
         alt.Tooltip("description:N", title="description"),
     ]

@@ -84,10 +84,13 @@ def phases(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def milestones(conn: duckdb.DuckDBPyConnection, phase_id: int) -> pd.DataFrame:
     """A phase's milestones in order, with the cumulative speedup against the first value."""
     return conn.execute(
-        "SELECT ordinal, label, value, date, pr_repo, pr_number, pr_url, description,"
-        " reported_speedup_raw, reported_reduction, computed_reduction, computed_speedup,"
-        " first_value(value IGNORE NULLS) OVER (ORDER BY ordinal) / value AS speedup,"
-        " disagrees, line FROM milestones WHERE phase_id = ? ORDER BY ordinal",
+        "SELECT ms.ordinal, ms.label, ms.value, ms.date, ms.pr_repo, ms.pr_number, ms.pr_url,"
+        " k.title AS pr_title, ms.description, ms.reported_speedup_raw, ms.reported_reduction,"
+        " ms.computed_reduction, ms.computed_speedup,"
+        " first_value(ms.value IGNORE NULLS) OVER (ORDER BY ms.ordinal) / ms.value AS speedup,"
+        " ms.disagrees, ms.line FROM milestones ms LEFT JOIN pull_requests k"
+        " ON k.number = ms.pr_number AND (ms.pr_repo IS NULL OR k.repo = ms.pr_repo)"
+        " WHERE ms.phase_id = ? ORDER BY ms.ordinal",
         [phase_id],
     ).df()
 
@@ -206,20 +209,28 @@ def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:
 
 
 def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every PR a milestone names, with the step it made (before -> after)."""
+    """Every PR the data refers to: those a milestone names, with the step it made (before
+    -> after), and those known from a PR facts file or a sync, with what is known of them."""
     return conn.execute(
         """
         WITH steps AS (
-            SELECT ms.*, p.name AS phase, p.project, p.unit, p.phase_id,
+            SELECT ms.*, p.name AS phase, p.project, p.unit,
                    lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
                        AS before
             FROM milestones ms JOIN phases p USING (phase_id)
-        )
-        SELECT pr_repo, pr_number, pr_url, project, phase, phase_id, label AS milestone,
-               before, value AS after, unit, (before - value) / before AS reduction,
-               reported_speedup_raw AS reported, disagrees, description, date
-        FROM steps WHERE pr_number IS NOT NULL
-        ORDER BY date DESC NULLS LAST, pr_number DESC
+        ),
+        named AS (SELECT * FROM steps WHERE pr_number IS NOT NULL)
+        SELECT coalesce(n.pr_repo, k.repo) AS pr_repo,
+               coalesce(n.pr_number, k.number) AS pr_number,
+               n.pr_url, k.title, k.author, k.state, n.project, n.phase, n.phase_id,
+               n.label AS milestone, n.before, n.value AS after, n.unit,
+               (n.before - n.value) / n.before AS reduction,
+               n.reported_speedup_raw AS reported, n.disagrees, n.description,
+               coalesce(n.date, k.created_at::DATE) AS date, k.note
+        FROM named n
+        FULL OUTER JOIN pull_requests k
+          ON k.number = n.pr_number AND (n.pr_repo IS NULL OR k.repo = n.pr_repo)
+        ORDER BY n.pr_number IS NULL, date DESC NULLS LAST, pr_number DESC
         """
     ).df()
 

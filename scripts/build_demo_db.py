@@ -23,6 +23,7 @@ from ingest.cli import MANIFEST  # noqa: E402
 from ingest.cli import main as ingest_main  # noqa: E402
 
 SAMPLES = ROOT / "data" / "samples"
+PULLS = SAMPLES / "pulls-known.csv"
 
 
 def demo_documents() -> list[str]:
@@ -41,6 +42,10 @@ def build(target: Path, force: bool = False) -> int:
         stale.unlink(missing_ok=True)
     with contextlib.chdir(ROOT):  # sources are named relative to the repository
         status = ingest_main(["auto", *demo_documents(), "--db", str(tmp.resolve()), "--quiet"])
+        if status == 0:  # what is known of the PRs these documents cite
+            status = ingest_main(
+                ["pulls", str(PULLS.relative_to(ROOT)), "--db", str(tmp.resolve())]
+            )
     if status != 0:
         print(
             f"demo build failed (ingest exit status {status}); {target} untouched", file=sys.stderr

@@ -198,14 +198,25 @@ def test_pull_requests_lists_the_phase_prs_and_opens_one(
 ) -> None:
     at = run_page(monkeypatch, demo_db, "pages/pull_requests.py")
     every = next(f for f in frames(at) if "link" in f.columns)
-    assert every[["pr_repo", "milestone", "before", "after"]].values.tolist() == [
-        ["PaddlePaddle/Paddle", "1", 10.0, 9.5]
-    ]
-    assert every.link[0] == "https://github.com/PaddlePaddle/Paddle/pull/22424"
+    # The phase table's PR with its measured step first, then the 15 PRs of pulls-known.csv.
+    assert len(every) == 16
+    step = every.iloc[0]
+    assert (step.link, step.milestone, step.before, step.after) == (
+        "https://github.com/PaddlePaddle/Paddle/pull/22424",
+        "1",
+        10.0,
+        9.5,
+    )
+    known = every.set_index(every.link.str.extract(r"pull/(\d+)$")[0])
+    assert known.loc["22486", "title"] == "[Ernie GPU Optim]: Fuse three fc to multihtead matmul"
+    assert known.loc["22486", "author"] == "NHZlX" and known.loc["22486", "state"] == "merged"
     one = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22424")
     assert [(m.label, m.value) for m in one.metric] == [("二期优化工作 · milestone 1", "9.5 ms")]
     assert "5.0% faster" in one.metric[0].proto.delta
+    assert "not known yet" in all_text(one)  # #22424 is in no facts file
     assert dict(one.query_params) == {"pr": "22424"}
+    titled = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22494")
+    assert "Embedding\\_eltwise\\_layernorm Fuse" in all_text(titled)
 
 
 def test_pages_show_the_last_data_while_an_ingest_holds_the_store(

@@ -5,6 +5,7 @@
     python -m ingest results PATH...         perfboard result files (JSONL / CSV)
     python -m ingest auto PATH --dry-run     print what would be stored, touch nothing
     python -m ingest pulls FILE.csv            known facts about PRs (title, author, state)
+    python -m ingest github-prs --repo O/N --referenced|--all [--since D] [--api-url URL]
     python -m ingest export --format jsonl|csv [--out FILE]
 
 One error boundary: main() turns every expected failure into a message and an exit
@@ -33,7 +34,7 @@ from typing import TextIO
 import duckdb
 from tqdm import tqdm
 
-from ingest import pulls, results
+from ingest import github, pulls, results
 from ingest.documents import file_hash, read_document, worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult, SourceInfo, record_failure, save_found
@@ -105,6 +106,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
     p.add_argument("--quiet", action="store_true", help="only the summary line")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("github-prs", help="sync pull requests from GitHub")
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--referenced", action="store_true", help="the PRs the data names")
+    mode.add_argument("--all", action="store_true", help="every PR, since the last sync")
+    p.add_argument("--since", help="with --all: stop at PRs last updated before YYYY-MM-DD")
+    p.add_argument(
+        "--api-url",
+        help="GitHub API (default: GITHUB_API_URL, else https://api.github.com;"
+        " GitHub Enterprise: https://HOST/api/v3). The token comes from GITHUB_TOKEN.",
+    )
+    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
     p = sub.add_parser("export", help="write every measurement in perfboard's result format")
     p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     p.add_argument("--out", type=Path, help="file to write (default: standard output)")
@@ -120,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_export(args)
         if args.kind == "pulls":
             return run_pulls(args)
+        if args.kind == "github-prs":
+            return run_github_prs(args)
         return run_ingest(args)
     except UsageError as error:
         print(f"ingest: {error}", file=sys.stderr)
@@ -331,6 +347,27 @@ def _results_dry_run(path: Path) -> list[dict[str, object]]:
     ]
     records += [{"kind": "problem", "line": p.line, "reason": p.reason} for p in problems]
     return records
+
+
+def run_github_prs(args: argparse.Namespace) -> int:
+    """Sync PRs from GitHub; a failed sync stores nothing and exits 1 with the reason."""
+    since = parse_date(args.since, "--since")
+    try:
+        with closing(open_store(args.db, args.lock_timeout)) as conn:
+            client = github.GitHubClient(args.api_url, cache=github.DuckDBCache(conn))
+            if args.referenced:
+                result = github.sync_referenced(conn, client, args.repo)
+            else:
+                result = github.sync_all(conn, client, args.repo, since)
+    except github.GitHubError as error:
+        print(f"ingest: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"{args.repo}: {result.stored} pull requests stored; {result.requests} requests,"
+        f" {result.not_modified} answered 304 (unchanged)",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def run_pulls(args: argparse.Namespace) -> int:

@@ -1,0 +1,391 @@
+"""A GitHub REST client that is careful with the API, and the PR sync built on it.
+
+- The API base is a setting (GITHUB_API_URL or --api-url; GitHub Enterprise:
+  https://HOST/api/v3); every request has connect and read timeouts.
+- Headers: Authorization: Bearer <token> (GITHUB_TOKEN), Accept: application/vnd.github+json,
+  X-GitHub-Api-Version. The token is never logged, stored or put in a message: errors
+  say at most how many characters it has.
+- Pagination only by following the Link header (per_page=100).
+- Conditional requests: the ETag and body of every answer are kept (http_cache); the
+  next request for the same URL sends If-None-Match and a 304 reuses the stored body.
+- Rate limits: a 403/429 with Retry-After, or with X-RateLimit-Remaining: 0, is waited
+  out when the wait is short (max_wait), else it is an error saying when to come back.
+  5xx answers and timeouts are retried with backoff, a few times.
+- Every failure is a GitHubError whose message names the URL and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import duckdb
+import pyarrow as pa
+import requests
+
+DEFAULT_API = "https://api.github.com"
+API_VERSION = "2022-11-28"
+PER_PAGE = 100
+
+
+class GitHubError(Exception):
+    """A GitHub request that failed; the message is safe to print (no token in it)."""
+
+
+class NotFound(GitHubError):
+    pass
+
+
+class Cache(Protocol):
+    def get(self, url: str) -> tuple[str, Any] | None: ...
+    def put(self, url: str, etag: str, body: Any) -> None: ...
+
+
+class DuckDBCache:
+    """ETags and bodies in the store's http_cache table.
+
+    New entries wait in memory until save(): a sync saves them in the same transaction
+    as the rows it stores, so an interrupted sync cannot leave an ETag whose 304 would
+    hide PRs that were never stored.
+    """
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self._conn = conn
+        self._pending: dict[str, tuple[str, Any]] = {}
+
+    def get(self, url: str) -> tuple[str, Any] | None:
+        if url in self._pending:
+            return self._pending[url]
+        row = self._conn.execute(
+            "SELECT etag, body FROM http_cache WHERE url = ?", [url]
+        ).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def put(self, url: str, etag: str, body: Any) -> None:
+        self._pending[url] = (etag, body)
+
+    def save(self) -> None:
+        now = datetime.now(UTC).replace(tzinfo=None)
+        for url, (etag, body) in self._pending.items():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO http_cache VALUES (?, ?, ?, ?)",
+                [url, etag, json.dumps(body), now],
+            )
+        self._pending.clear()
+
+
+@dataclass(slots=True)
+class Answer:
+    data: Any
+    next_url: str | None
+    not_modified: bool  # the cached body, confirmed unchanged by a 304
+
+
+def api_url(explicit: str | None = None) -> str:
+    url = (explicit or os.environ.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
+    if not url.startswith(("https://", "http://127.0.0.1", "http://localhost")):
+        raise GitHubError(f"the GitHub API URL must be https (got {url!r})")
+    return url
+
+
+class GitHubClient:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        token: str | None = None,
+        cache: Cache | None = None,
+        timeout: tuple[float, float] = (5.0, 30.0),
+        max_retries: int = 3,
+        max_wait: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = api_url(base_url)
+        self._token = token if token is not None else os.environ.get("GITHUB_TOKEN") or None
+        self.cache = cache
+        self._timeout = timeout
+        self._max_retries = max_retries
+        self._max_wait = max_wait
+        self._sleep = sleep
+        self._session = requests.Session()
+        self._session.headers.update(
+            {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
+        )
+        if self._token:
+            self._session.headers["Authorization"] = f"Bearer {self._token}"
+        self.requests_made = 0
+
+    def get(self, path_or_url: str, params: dict[str, Any] | None = None) -> Answer:
+        """GET one resource or page, conditionally, with retries and rate-limit waits."""
+        url = self._url(path_or_url, params)
+        cached = self.cache.get(url) if self.cache else None
+        headers = {"If-None-Match": cached[0]} if cached else {}
+        for attempt in range(self._max_retries + 1):
+            response = self._send(url, headers, attempt)
+            if response is None:
+                continue  # a timeout or a dropped connection: try again
+            if response.status_code == 304 and cached:
+                return Answer(cached[1], _next(response), not_modified=True)
+            wait = self._wait_for(response)
+            if wait is not None:
+                if wait > self._max_wait:
+                    raise GitHubError(
+                        f"GitHub rate limit reached for {url}: try again in {wait:.0f} s"
+                    )
+                self._sleep(wait)
+                continue
+            if response.status_code >= 500 and attempt < self._max_retries:
+                self._sleep(0.5 * 2**attempt)
+                continue
+            data = self._json(url, response)
+            etag = response.headers.get("ETag")
+            if etag and self.cache:
+                self.cache.put(url, etag, data)
+            return Answer(data, _next(response), not_modified=False)
+        raise GitHubError(f"GitHub did not answer {url} after {self._max_retries + 1} tries")
+
+    def pages(self, path: str, params: dict[str, Any]) -> Iterator[Answer]:
+        """Every page of a list, following the Link header's rel="next"."""
+        answer = self.get(path, {**params, "per_page": PER_PAGE})
+        yield answer
+        while answer.next_url:
+            answer = self.get(answer.next_url)
+            yield answer
+
+    def _url(self, path_or_url: str, params: dict[str, Any] | None) -> str:
+        url = path_or_url if "://" in path_or_url else f"{self.base_url}/{path_or_url.lstrip('/')}"
+        if params:
+            url = requests.Request("GET", url, params=params).prepare().url or url
+        return url
+
+    def _send(self, url: str, headers: dict[str, str], attempt: int) -> requests.Response | None:
+        try:
+            self.requests_made += 1
+            return self._session.get(url, headers=headers, timeout=self._timeout)
+        except (requests.Timeout, requests.ConnectionError) as error:
+            if attempt >= self._max_retries:
+                kind = "timed out" if isinstance(error, requests.Timeout) else "could not connect"
+                raise GitHubError(
+                    f"GitHub {kind} for {url} ({self._max_retries + 1} tries,"
+                    f" timeouts {self._timeout[0]:g} s connect / {self._timeout[1]:g} s read)"
+                ) from None
+            self._sleep(0.5 * 2**attempt)
+            return None
+
+    @staticmethod
+    def _wait_for(response: requests.Response) -> float | None:
+        """Seconds to wait before asking again, if this is a rate-limit answer."""
+        if response.status_code not in (403, 429):
+            return None
+        retry_after = response.headers.get("Retry-After")
+        if retry_after and retry_after.isdigit():
+            return float(retry_after)
+        if response.headers.get("X-RateLimit-Remaining") == "0":
+            reset = response.headers.get("X-RateLimit-Reset", "")
+            if reset.isdigit():
+                return max(0.0, int(reset) - time.time()) + 1
+            return 60.0
+        return None if response.status_code == 403 else 60.0
+
+    def _json(self, url: str, response: requests.Response) -> Any:
+        status = response.status_code
+        if "json" not in response.headers.get("Content-Type", ""):
+            raise GitHubError(
+                f"GitHub answered {status} for {url} with "
+                f"{response.headers.get('Content-Type') or 'no content type'}, not JSON"
+            )
+        try:
+            data = response.json()
+        except ValueError:
+            raise GitHubError(f"GitHub answered {status} for {url} with broken JSON") from None
+        if status == 200:
+            return data
+        message = data.get("message", "") if isinstance(data, dict) else ""
+        if status == 401:
+            held = (
+                f"the token given has {len(self._token)} characters"
+                if self._token
+                else ("no token was given: set GITHUB_TOKEN")
+            )
+            raise GitHubError(f"GitHub refused the request for {url} (401 {message}); {held}")
+        if status == 404:
+            raise NotFound(f"not found on GitHub: {url}")
+        raise GitHubError(f"GitHub answered {status} for {url}: {message or 'no message'}")
+
+
+def _next(response: requests.Response) -> str | None:
+    return response.links.get("next", {}).get("url")
+
+
+# -- the PR sync ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SyncResult:
+    stored: int
+    requests: int
+    not_modified: int
+
+
+def _time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC).replace(tzinfo=None)
+
+
+def pull_row(repo: str, pr: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A pull_requests row from a GitHub PR object (list or single form)."""
+    merged = pr.get("merged_at")
+    return {
+        "repo": repo,
+        "number": int(pr["number"]),
+        "title": pr.get("title"),
+        "author": (pr.get("user") or {}).get("login"),
+        "state": "merged" if merged else pr.get("state", "unknown"),
+        "created_at": _time(pr.get("created_at")),
+        "updated_at": _time(pr.get("updated_at")),
+        "merged_at": _time(merged),
+        "closed_at": _time(pr.get("closed_at")),
+        "labels": json.dumps([label.get("name") for label in pr.get("labels") or []]),
+        "base": (pr.get("base") or {}).get("ref"),
+        "merge_commit": pr.get("merge_commit_sha"),
+        "additions": pr.get("additions"),
+        "deletions": pr.get("deletions"),
+        "url": pr.get("html_url"),
+        "body": pr.get("body"),
+        "origin": origin,
+    }
+
+
+_PULL_COLUMNS = {
+    "repo": pa.string(),
+    "number": pa.int64(),
+    "title": pa.string(),
+    "author": pa.string(),
+    "state": pa.string(),
+    "created_at": pa.timestamp("us"),
+    "updated_at": pa.timestamp("us"),
+    "merged_at": pa.timestamp("us"),
+    "closed_at": pa.timestamp("us"),
+    "labels": pa.string(),
+    "base": pa.string(),
+    "merge_commit": pa.string(),
+    "additions": pa.int64(),
+    "deletions": pa.int64(),
+    "url": pa.string(),
+    "body": pa.string(),
+    "origin": pa.string(),
+}
+
+
+def store_pulls(
+    conn: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], cache: Cache | None = None
+) -> None:
+    """Upsert PR rows in one statement, and the sync's new ETags, in one transaction.
+
+    A list answer lacks additions/deletions: what a single-PR answer gave is kept.
+    """
+    table = pa.Table.from_pylist(rows, schema=pa.schema(list(_PULL_COLUMNS.items())))
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        if rows:
+            conn.register("_synced_pulls", table)
+            conn.execute(_UPSERT, [datetime.now(UTC).replace(tzinfo=None)])
+            conn.unregister("_synced_pulls")
+        if isinstance(cache, DuckDBCache):
+            cache.save()
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+_UPSERT = (
+    "INSERT INTO pull_requests (repo, number, title, author, state, created_at,"
+    " updated_at, merged_at, closed_at, labels, base, merge_commit, additions,"
+    " deletions, url, body, origin, synced_at)"
+    " SELECT DISTINCT ON (repo, number) repo, number, title, author, state, created_at,"
+    " updated_at, merged_at, closed_at, labels::JSON, base, merge_commit, additions,"
+    " deletions, url, body, origin, ? FROM _synced_pulls"
+    " ON CONFLICT (repo, number) DO UPDATE SET title = excluded.title,"
+    " author = excluded.author, state = excluded.state,"
+    " created_at = excluded.created_at, updated_at = excluded.updated_at,"
+    " merged_at = excluded.merged_at, closed_at = excluded.closed_at,"
+    " labels = excluded.labels, base = excluded.base,"
+    " merge_commit = excluded.merge_commit,"
+    " additions = coalesce(excluded.additions, pull_requests.additions),"
+    " deletions = coalesce(excluded.deletions, pull_requests.deletions),"
+    " url = excluded.url, body = excluded.body, origin = excluded.origin,"
+    " synced_at = excluded.synced_at"
+)
+
+
+def referenced_numbers(conn: duckdb.DuckDBPyConnection, repo: str) -> list[int]:
+    """PRs of a repo the data names: milestones (repo given or not) and known PR facts."""
+    rows = conn.execute(
+        "SELECT DISTINCT pr_number FROM milestones WHERE pr_number IS NOT NULL"
+        " AND (pr_repo IS NULL OR pr_repo = $repo)"
+        " UNION SELECT number FROM pull_requests WHERE repo = $repo ORDER BY 1",
+        {"repo": repo},
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def sync_referenced(conn: duckdb.DuckDBPyConnection, client: GitHubClient, repo: str) -> SyncResult:
+    """Fetch each PR the data refers to: one conditional request each."""
+    before = client.requests_made
+    rows, unchanged = [], 0
+    for number in referenced_numbers(conn, repo):
+        try:
+            answer = client.get(f"repos/{repo}/pulls/{number}")
+        except NotFound:
+            continue  # a PR number that is no PR of this repo: nothing to store
+        unchanged += answer.not_modified
+        if not answer.not_modified:
+            rows.append(pull_row(repo, answer.data, f"{client.base_url}/repos/{repo}/pulls"))
+    store_pulls(conn, rows, client.cache)
+    return SyncResult(len(rows), client.requests_made - before, unchanged)
+
+
+def sync_all(
+    conn: duckdb.DuckDBPyConnection,
+    client: GitHubClient,
+    repo: str,
+    since: datetime | None = None,
+    overlap: timedelta = timedelta(minutes=10),
+) -> SyncResult:
+    """Every PR of a repo, newest update first, stopping at what the last sync saw.
+
+    The watermark is the newest updated_at stored for the repo, less a small overlap
+    (GitHub's clock and ordering are not exact); --since stops earlier still.
+    """
+    before = client.requests_made
+    row = conn.execute(
+        "SELECT max(updated_at) FROM pull_requests WHERE repo = ? AND updated_at IS NOT NULL",
+        [repo],
+    ).fetchone()
+    stop = max(
+        [t for t in (row[0] - overlap if row[0] else None, since) if t is not None],
+        default=None,
+    )
+    rows, unchanged = [], 0
+    params = {"state": "all", "sort": "updated", "direction": "desc"}
+    for answer in client.pages(f"repos/{repo}/pulls", params):
+        if answer.not_modified:
+            unchanged += 1
+            break  # the newest page is as it was: nothing was updated since
+        done = False
+        for pr in answer.data:
+            updated = _time(pr.get("updated_at"))
+            if stop is not None and updated is not None and updated < stop:
+                done = True
+                break
+            rows.append(pull_row(repo, pr, f"{client.base_url}/repos/{repo}/pulls"))
+        if done:
+            break
+    store_pulls(conn, rows, client.cache)
+    return SyncResult(len(rows), client.requests_made - before, unchanged)

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import charts, queries
+from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
@@ -108,6 +109,7 @@ shown = chosen[chosen.series.isin(lines[:MAX_SERIES])]
 per_series = max(100, CHART_POINTS // len(shown))
 points = query(queries.series_points, tuple(int(i) for i in shown.series_id), per_series)
 points = points.merge(shown[["series_id", "series", *X_PARAMS]], on="series_id")
+points["pr_link"] = pr_links([None] * len(points), points.pr_repo, points.pr_number)
 ok = points[points.status == "ok"]
 units = sorted(u for u in shown.unit.unique() if u is not None)
 unit = units[0] if len(units) == 1 else "mixed units"

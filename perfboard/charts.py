@@ -150,10 +150,12 @@ def trend_lines(
     a column of `points`, e.g. batch_size), one colour per series.
 
     `points` columns: series (its label), measured_at, version, value, samples, points
-    (how many measurements a point stands for), source, line.
+    (how many measurements a point stands for), source, line, pr_number, pr_title, pr_link
+    (those three empty unless the version is a known PR's merge commit).
     """
     data = points.dropna(subset=["value"]).copy()
     data["version_short"] = data["version"].fillna("").map(lambda v: v[:10])
+    data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
     if x_by not in ("time", "version"):
         data["at"] = pd.to_numeric(data[x_by], errors="coerce")
         data = data.dropna(subset=["at"]).sort_values(["series", "at"])
@@ -178,6 +180,8 @@ def trend_lines(
         alt.Tooltip("value:Q", title=f"{metric} ({unit})", format=".4g"),
         alt.Tooltip("version_short:N", title="version"),
         alt.Tooltip("measured_at:T", title="measured", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("pr:N", title="PR"),
+        alt.Tooltip("pr_title:N", title="PR title"),
         alt.Tooltip("samples:Q", title="samples"),
         alt.Tooltip("points:Q", title="measurements"),
         alt.Tooltip("source:N", title="source"),
@@ -185,7 +189,10 @@ def trend_lines(
     ]
     base = alt.Chart(data).encode(x=x, y=y, color=color)
     lines = base.mark_line(strokeWidth=2)
-    marks = base.mark_point(filled=True, size=50).encode(tooltip=tooltip)
+    # A point of a PR's merge commit opens the PR when clicked.
+    marks = base.mark_point(filled=True, size=50, cursor="pointer").encode(
+        tooltip=tooltip, href="pr_link:N"
+    )
     return alt.layer(lines, marks).properties(height=360)
 
 

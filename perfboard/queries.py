@@ -149,7 +149,8 @@ def series_points(
 
     A longer series is cut into that many equal time buckets and each bucket gives its
     median (with the newest version and the count it stands for): the browser gets a few
-    thousand points however long the history, and a step still shows.
+    thousand points however long the history, and a step still shows. A point whose
+    version is the merge commit of a known PR carries that PR (number, title).
     """
     return conn.execute(
         """
@@ -166,21 +167,28 @@ def series_points(
                            ELSE (epoch_us(measured_at) - t0) * $max_points // (t1 - t0 + 1)
                       END AS bucket
             FROM chosen
+        ),
+        points AS (
+            SELECT series_id,
+                   max(measured_at) AS measured_at,
+                   arg_max(version, measured_at) AS version,
+                   median(value) FILTER (WHERE status = 'ok') AS value,
+                   CASE WHEN count(*) FILTER (WHERE status = 'ok') > 0 THEN 'ok'
+                        ELSE any_value(status) END AS status,
+                   max(samples) AS samples,
+                   count(*) AS points,
+                   arg_max(source, measured_at) AS source,
+                   arg_max(source_url, measured_at) AS source_url,
+                   arg_max(line, measured_at) AS line
+            FROM bucketed
+            GROUP BY series_id, bucket
         )
-        SELECT series_id,
-               max(measured_at) AS measured_at,
-               arg_max(version, measured_at) AS version,
-               median(value) FILTER (WHERE status = 'ok') AS value,
-               CASE WHEN count(*) FILTER (WHERE status = 'ok') > 0 THEN 'ok'
-                    ELSE any_value(status) END AS status,
-               max(samples) AS samples,
-               count(*) AS points,
-               arg_max(source, measured_at) AS source,
-               arg_max(source_url, measured_at) AS source_url,
-               arg_max(line, measured_at) AS line
-        FROM bucketed
-        GROUP BY series_id, bucket
-        ORDER BY series_id, measured_at
+        -- A point whose version is a PR's merge commit (full or abbreviated) is that PR's.
+        SELECT p.*, k.repo AS pr_repo, k.number AS pr_number, k.title AS pr_title
+        FROM points p
+        LEFT JOIN pull_requests k
+          ON length(p.version) >= 7 AND starts_with(k.merge_commit, lower(p.version))
+        ORDER BY p.series_id, p.measured_at
         """,
         {"ids": list(series_ids), "max_points": max_points},
     ).df()

@@ -52,6 +52,14 @@ def query(fn: Callable[..., T], *args: Any) -> T:
         raise StoreMissing(str(path))
     try:
         result = _cached(name, db.data_version(path), str(path), args)
+    except duckdb.CatalogException:
+        # A store made by an older perfboard: the dashboard only reads, so it cannot
+        # migrate it; say how.
+        st.error(
+            f"The store at `{path}` was made by an older perfboard and lacks tables this one "
+            "reads. Bring it up to date with `python -m ingest migrate` (or `make run`)."
+        )
+        st.stop()
     except duckdb.IOException:
         # An ingest holds the write lock: show the last data and say so.
         if (name, args) not in _last_good:

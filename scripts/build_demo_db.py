@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from ingest.cli import MANIFEST  # noqa: E402
 from ingest.cli import main as ingest_main  # noqa: E402
+from perfboard import db  # noqa: E402
 
 SAMPLES = ROOT / "data" / "samples"
 PULLS = SAMPLES / "pulls-known.csv"
@@ -35,7 +36,12 @@ def demo_documents() -> list[str]:
 
 def build(target: Path, force: bool = False) -> int:
     if target.exists() and not force:
-        print(f"{target} exists; keeping it (use --force to rebuild)", file=sys.stderr)
+        # Kept, but brought up to this code's schema: a store made by an older perfboard
+        # would otherwise meet queries for tables it does not have.
+        conn = db.connect(target)
+        applied = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+        conn.close()
+        print(f"{target} exists (schema {applied}); keeping it (--force rebuilds)", file=sys.stderr)
         return 0
     tmp = target.with_name(target.name + ".tmp")
     for stale in (tmp, tmp.with_name(tmp.name + ".wal")):

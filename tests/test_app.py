@@ -369,3 +369,63 @@ def test_other_pages_on_an_empty_store(
     db.connect(path).close()
     at = run_page(monkeypatch, path, page)
     assert says in all_text(at)
+
+
+def test_trends_points_at_a_prs_merge_commit_carry_that_pr(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from ingest.results import write_records
+    from perfboard import queries
+    from tests.conftest import ingest
+    from tests.test_results import RECORD
+
+    merge = "9f1c2b3a4d5e6f708192a3b4c5d6e7f8091a2b3c"
+    runs = tmp_path / "nightly.jsonl"
+    write_records(
+        [
+            {**RECORD, "version": "a5a8d14", "time": "2020-02-03T00:00:00Z", "value": 10.0},
+            {**RECORD, "version": merge[:10], "time": "2020-02-08T00:00:00Z", "value": 9.5},
+        ],
+        runs,
+    )
+    store = tmp_path / "prs.duckdb"
+    assert ingest("results", str(runs), "--db", str(store)) == 0
+    conn = duckdb.connect(str(store))
+    conn.execute(
+        "INSERT INTO pull_requests (repo, number, title, merge_commit, origin, synced_at)"
+        " VALUES ('PaddlePaddle/Paddle', 22486, 'Fuse three fc to multihead matmul', ?,"
+        " 'github', now())",
+        [merge],
+    )
+    points = queries.series_points(conn, (1,))
+    conn.close()
+    rows = points[["version", "value", "pr_number", "pr_title"]].astype(object)
+    assert rows.where(rows.notna(), None).values.tolist() == [
+        ["a5a8d14", 10.0, None, None],
+        [merge[:10], 9.5, 22486, "Fuse three fc to multihead matmul"],
+    ]
+    at = run_page(monkeypatch, store, "pages/trends.py", metric="latency")
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_a_store_from_an_older_perfboard_gets_a_clear_message_then_migrates(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ingest.cli import main
+    from perfboard import db
+
+    old = tmp_path / "old.duckdb"
+    conn = duckdb.connect(str(old))
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        " applied_at TIMESTAMP NOT NULL)"
+    )
+    conn.execute(db.migrations()[0].path.read_text(encoding="utf-8"))
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', now())")
+    conn.close()  # a store as the first release left it: no pull_requests table
+    at = run_page(monkeypatch, old, "pages/pull_requests.py")
+    assert any("python -m ingest migrate" in e.value for e in at.error)
+    assert main(["migrate", "--db", str(old)]) == 0
+    assert f"schema version {len(db.migrations())}" in capsys.readouterr().err
+    at = run_page(monkeypatch, old, "pages/pull_requests.py")
+    assert not at.error

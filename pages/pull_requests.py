@@ -82,3 +82,10 @@ else:
                 delta_color="inverse",
             )
     st.dataframe(mine[shown], hide_index=True, width="stretch", column_config=columns)
+    repo = first.pr_repo if isinstance(first.pr_repo, str) else None
+    measured = query(queries.pr_measurements, repo, int(choice))
+    st.subheader("Measurements at its merge commit")
+    if measured.empty:
+        st.caption("None: no measurement's version is this PR's merge commit (yet).")
+    else:
+        st.dataframe(measured, hide_index=True, width="stretch")

@@ -287,3 +287,25 @@ def project_milestones(conn: duckdb.DuckDBPyConnection, project: str) -> pd.Data
         " ORDER BY ms.date, p.phase_id, ms.ordinal",
         [project],
     ).df()
+
+
+def pr_measurements(
+    conn: duckdb.DuckDBPyConnection, repo: str | None, number: int, limit: int = 500
+) -> pd.DataFrame:
+    """Measurements taken at a PR's merge commit (their version is its full or short hash)."""
+    return conn.execute(
+        """
+        SELECT s.project, s.benchmark, s.metric, s.framework, s.device,
+               s.params::VARCHAR AS params, m.value, s.unit, m.status, m.version,
+               m.measured_at, src.uri AS source, m.line
+        FROM pull_requests k
+        JOIN measurements m
+          ON length(m.version) >= 7 AND starts_with(k.merge_commit, lower(m.version))
+        JOIN series s USING (series_id)
+        JOIN sources src USING (source_id)
+        WHERE k.number = $number AND ($repo IS NULL OR k.repo = $repo)
+        ORDER BY s.project, s.benchmark, s.metric
+        LIMIT $limit
+        """,
+        {"repo": repo, "number": number, "limit": limit},
+    ).df()

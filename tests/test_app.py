@@ -406,6 +406,9 @@ def test_trends_points_at_a_prs_merge_commit_carry_that_pr(
     ]
     at = run_page(monkeypatch, store, "pages/trends.py", metric="latency")
     assert len(at.get("vega_lite_chart")) == 1
+    pr = run_page(monkeypatch, store, "pages/pull_requests.py", pr="22486")
+    measured = next(f for f in frames(pr) if "source" in f.columns)
+    assert measured[["version", "value"]].values.tolist() == [[merge[:10], 9.5]]
 
 
 def test_a_store_from_an_older_perfboard_gets_a_clear_message_then_migrates(

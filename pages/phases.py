@@ -8,22 +8,16 @@ import streamlit as st
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import StoreMissing, missing_store_notice, query
+from perfboard.ui import page_data, query
 
 X_AXES = {"order": "milestone order", "date": "record date"}
 
 st.title("Phases")
-try:
-    phases = query(queries.phases)
-except StoreMissing as missing:
-    missing_store_notice(str(missing))
-    st.stop()
-if phases.empty:
-    st.info(
-        "No phase tables yet. A markdown table with 版本 / P4时间 (ms) / PR columns under a "
-        "heading becomes a phase: ingest it with `python -m ingest auto PATH`."
-    )
-    st.stop()
+phases = page_data(
+    queries.phases,
+    empty="No phase tables yet. A markdown table with 版本 / P4时间 (ms) / PR columns under a "
+    "heading becomes a phase: ingest it with `python -m ingest auto PATH`.",
+)
 
 ids = [int(i) for i in phases.phase_id]
 names = {

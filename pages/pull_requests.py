@@ -8,20 +8,14 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import StoreMissing, missing_store_notice, query
+from perfboard.ui import page_data, query
 
 st.title("Pull requests")
-try:
-    prs = query(queries.referenced_prs)
-except StoreMissing as missing:
-    missing_store_notice(str(missing))
-    st.stop()
-if prs.empty:
-    st.info(
-        "No PR is referenced yet: phase tables name them in their PR column, and "
-        "`python -m ingest pulls FILE.csv` loads what is known of them."
-    )
-    st.stop()
+prs = page_data(
+    queries.referenced_prs,
+    empty="No PR is referenced yet: phase tables name them in their PR column, and "
+    "`python -m ingest pulls FILE.csv` loads what is known of them.",
+)
 
 prs["link"] = pr_links(prs.pr_url, prs.pr_repo, prs.pr_number)
 columns = {

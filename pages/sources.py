@@ -7,17 +7,13 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import StoreMissing, missing_store_notice, query
+from perfboard.ui import page_data, query
 
 st.title("Sources")
-try:
-    sources = query(queries.sources)
-except StoreMissing as missing:
-    missing_store_notice(str(missing))
-    st.stop()
-if sources.empty:
-    st.info("No documents ingested yet: `python -m ingest auto PATH` reads files or folders.")
-    st.stop()
+sources = page_data(
+    queries.sources,
+    empty="No documents ingested yet: `python -m ingest auto PATH` reads files or folders.",
+)
 
 sources["url"] = sources.url.map(safe_https)
 st.dataframe(

@@ -10,7 +10,7 @@ import streamlit as st
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import StoreMissing, missing_store_notice, query
+from perfboard.ui import page_data, query
 
 MAX_SERIES = len(charts.OKABE_ITO)  # more lines than colours is not readable
 CHART_POINTS = 4000
@@ -46,14 +46,10 @@ def sort_key(value: str) -> tuple[int, float, str]:
 
 
 st.title("Trends")
-try:
-    catalog = query(queries.series_catalog)
-except StoreMissing as missing:
-    missing_store_notice(str(missing))
-    st.stop()
-if catalog.empty:
-    st.info("No series yet: ingest benchmark documents with `python -m ingest auto PATH`.")
-    st.stop()
+catalog = page_data(
+    queries.series_catalog,
+    empty="No series yet: ingest benchmark documents with `python -m ingest auto PATH`.",
+)
 
 params = st.query_params
 metrics = sorted(catalog.metric.unique())

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import duckdb
+import pandas as pd
 import streamlit as st
 
 from perfboard import db
@@ -73,6 +74,20 @@ def query(fn: Callable[..., T], *args: Any) -> T:
     while len(_last_good) > LAST_GOOD_ENTRIES:
         _last_good.popitem(last=False)
     return result
+
+
+def page_data(fn: Callable[..., pd.DataFrame], *args: Any, empty: str) -> pd.DataFrame:
+    """A page's first query, or the page stops with what to do: no store yet, or `empty`
+    when the store holds nothing for this page."""
+    try:
+        frame = query(fn, *args)
+    except StoreMissing as missing:
+        missing_store_notice(str(missing))
+        st.stop()
+    if frame.empty:
+        st.info(empty)
+        st.stop()
+    return frame
 
 
 def missing_store_notice(path: str) -> None:

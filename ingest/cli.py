@@ -6,6 +6,7 @@
     python -m ingest auto PATH --dry-run     print what would be stored, touch nothing
     python -m ingest pulls FILE.csv            known facts about PRs (title, author, state)
     python -m ingest github-prs --repo O/N --referenced|--all [--since D] [--api-url URL]
+    python -m ingest github-issue https://github.com/O/N/issues/K [--project P]
     python -m ingest export --format jsonl|csv [--out FILE]
     python -m ingest migrate                   bring an older store up to this schema
 
@@ -120,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("github-issue", help="an issue's body and comments, read as documents")
+    p.add_argument("url", metavar="https://github.com/OWNER/REPO/issues/N")
+    p.add_argument("--as", dest="read_as", choices=tuple(KINDS), default="auto")
+    p.add_argument("--project", default="", help="project of the measurements in it")
+    p.add_argument("--api-url", help="GitHub API (default: GITHUB_API_URL or api.github.com)")
+    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
     p = sub.add_parser("migrate", help="bring the store up to this perfboard's schema")
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
@@ -140,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_pulls(args)
         if args.kind == "github-prs":
             return run_github_prs(args)
+        if args.kind == "github-issue":
+            return run_github_issue(args)
         if args.kind == "migrate":
             with closing(open_store(args.db, args.lock_timeout)) as conn:  # connect migrates
                 version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -377,6 +387,23 @@ def run_github_prs(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def run_github_issue(args: argparse.Namespace) -> int:
+    """Read an issue's body and comments through the parsers; 1 when GitHub failed."""
+    try:
+        with closing(open_store(args.db, args.lock_timeout)) as conn:
+            client = github.GitHubClient(args.api_url, cache=github.DuckDBCache(conn))
+            result = github.sync_issue(conn, client, args.url, args.read_as, args.project)
+    except github.GitHubError as error:
+        print(f"ingest: {error}", file=sys.stderr)
+        return 1
+    docs = ", ".join(f"{n} {name}" for name, n in sorted(result.outcomes.items()))
+    print(
+        f"{args.url}: documents {docs or 'none'}; {result.gone} gone; {result.requests} requests",
+        file=sys.stderr,
+    )
+    return 1 if result.outcomes.get("failed") else 0
 
 
 def run_pulls(args: argparse.Namespace) -> int:

@@ -306,6 +306,20 @@ def read_document(
     return parsed
 
 
+def read_text(text: str, kind: str, meta: DocMeta) -> Parsed:
+    """A document that is text already (a GitHub comment), read the way a file is.
+
+    Raises NotText when there is nothing but white space.
+    """
+    raw = text.encode("utf-8")
+    if not raw.strip():
+        raise NotText("empty document")
+    chunk = Chunk(memoryview(raw), xxhash.xxh3_128_digest(raw), LineIndex(raw))
+    parsed = _combine(iter([parse_chunk(chunk, "utf-8", kind, meta)]), "utf-8", kind, meta, None)
+    parsed.info.size_bytes = len(raw)
+    return parsed
+
+
 def _combine(
     results: Iterator[ChunkResult],
     codec: str,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -389,3 +390,91 @@ def sync_all(
             break
     store_pulls(conn, rows, client.cache)
     return SyncResult(len(rows), client.requests_made - before, unchanged)
+
+
+# -- an issue and its comments, as documents ------------------------------------------------
+
+_ISSUE_URL = re.compile(
+    r"^https://[^/\s]+/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/(\d+)/?$"
+)
+
+
+@dataclass(slots=True)
+class IssueSyncResult:
+    outcomes: dict[str, int]  # added / replaced / unchanged / failed ... per document
+    gone: int  # comments stored before that GitHub no longer has
+    requests: int
+
+
+def sync_issue(
+    conn: duckdb.DuckDBPyConnection,
+    client: GitHubClient,
+    issue_url: str,
+    kind: str = "auto",
+    project: str = "",
+) -> IssueSyncResult:
+    """The issue's body and every comment, each read as a document by the parsers.
+
+    A comment is a source named by its URL, with its author and its creation time (which
+    dates the measurements that carry no date of their own). An edited comment has new
+    bytes and replaces its own rows; a comment GitHub no longer has is marked gone and
+    its rows removed.
+    """
+    # Imported here: the document pipeline is not needed by the PR sync.
+    from ingest.documents import read_text
+    from ingest.save import delete_source_rows, save_found
+    from ingest.text import NotText
+    from perfboard.model import DocMeta
+
+    match = _ISSUE_URL.match(issue_url.strip())
+    if match is None:
+        raise GitHubError(
+            f"{issue_url!r} is not an issue URL like https://github.com/OWNER/REPO/issues/N"
+        )
+    repo, number = match.group(1), int(match.group(2))
+    before = client.requests_made
+    issue = client.get(f"repos/{repo}/issues/{number}").data
+    documents = [(issue, issue.get("title") or "")]
+    for page in client.pages(f"repos/{repo}/issues/{number}/comments", {}):
+        documents += [(comment, f"comment on {repo}#{number}") for comment in page.data]
+    outcomes: dict[str, int] = {}
+    seen = set()
+    for item, title in documents:
+        uri = item["html_url"]
+        seen.add(uri)
+        meta = DocMeta(
+            uri=uri,
+            project=project,
+            url=uri,
+            author=(item.get("user") or {}).get("login", ""),
+            created_at=_time(item.get("created_at")),
+            title=title,
+        )
+        try:
+            parsed = read_text(item.get("body") or "", kind, meta)
+        except NotText:
+            outcomes["empty"] = outcomes.get("empty", 0) + 1
+            continue
+        outcome = save_found(conn, parsed.info, parsed.found, parsed.rows).outcome
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    prefix = f"{issue['html_url']}#issuecomment-"
+    stored = conn.execute(
+        "SELECT source_id, uri FROM sources WHERE starts_with(uri, ?) AND status <> 'gone'",
+        [prefix],
+    ).fetchall()
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        gone = [(sid, uri) for sid, uri in stored if uri not in seen]
+        for source_id, uri in gone:
+            delete_source_rows(conn, source_id, uri)
+            conn.execute(
+                "UPDATE sources SET status = 'gone', n_measurements = 0 WHERE source_id = ?",
+                [source_id],
+            )
+        if isinstance(client.cache, DuckDBCache):
+            client.cache.save()
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return IssueSyncResult(outcomes, len(gone), client.requests_made - before)

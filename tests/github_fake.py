@@ -242,6 +242,19 @@ class FakeGitHub:
                     parent[key][issue]["updated_at"] = now
             return copy.deepcopy(comment)
 
+    def edit_comment(self, repo: str, issue: int, comment_id: int, body: str) -> None:
+        """Change a comment's body and bump its updated_at, as an edit on GitHub does."""
+        with self._lock:
+            for comment in self._comments[self._repo_key(repo)][issue]:
+                if comment["id"] == comment_id:
+                    comment["body"] = body
+                    comment["updated_at"] = self._tick()
+
+    def delete_comment(self, repo: str, issue: int, comment_id: int) -> None:
+        with self._lock:
+            comments = self._comments[self._repo_key(repo)][issue]
+            comments[:] = [c for c in comments if c["id"] != comment_id]
+
     # -- failures and inspection -----------------------------------------------------------
 
     def fail_next(

@@ -206,3 +206,61 @@ def test_the_cli_syncs_and_the_token_is_nowhere_after(
     assert "401" in err and "ghp_other_secret_value" not in err
     dump = db_path.read_bytes()
     assert TOKEN.encode() not in dump and b"ghp_other_secret_value" not in dump
+
+
+BENCH = "PaddlePaddle/benchmark"
+
+
+def test_an_issue_and_its_comments_are_read_as_documents(
+    fake: FakeGitHub, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import sample_path
+
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    phase = sample_path("benchmark-165_2020-02-04_xreki_phase2-table.md").read_text("utf-8")
+    qat = sample_path("paddle-21228_2019-11-19_sand3r-_qat-latency.md").read_text("utf-8")
+    fake.add_issue(BENCH, 165, title="ERNIE GPU optimisation", body="负责人：@NHZlX")
+    first = fake.add_comment(
+        BENCH, 165, body=phase, user="Xreki", created_at="2020-02-04T08:00:00Z"
+    )
+    second = fake.add_comment(
+        BENCH, 165, body=qat, user="sand3r-", created_at="2019-11-19T09:30:00Z"
+    )
+    url = f"https://github.com/{BENCH}/issues/165"
+    args = ["github-issue", url, "--api-url", fake.base_url, "--project", "ernie"]
+    assert main(args) == 0
+    conn = duckdb.connect(str(db_path), read_only=True)
+    phase_row = conn.execute(
+        "SELECT p.name, s.uri, s.author, s.url FROM phases p JOIN sources s USING (source_id)"
+    ).fetchone()
+    assert phase_row == ("二期优化工作", first["html_url"], "Xreki", first["html_url"])
+    latency = conn.execute(
+        "SELECT m.value, m.measured_at::VARCHAR, m.line FROM measurements m"
+        " JOIN sources s USING (source_id) WHERE s.uri = ? ORDER BY m.line",
+        [second["html_url"]],
+    ).fetchall()
+    # No date of their own: the comment's creation time dates them.
+    assert latency[0] == (181.305, "2019-11-19 09:30:00", 4) and len(latency) == 4
+    conn.close()
+
+    fake.edit_comment(BENCH, 165, second["id"], qat.replace("181.305", "180.5"))
+    fake.delete_comment(BENCH, 165, first["id"])
+    assert main(args) == 0
+    conn = duckdb.connect(str(db_path), read_only=True)
+    assert conn.execute("SELECT count(*) FROM phases").fetchone()[0] == 0
+    gone = conn.execute("SELECT status FROM sources WHERE uri = ?", [first["html_url"]]).fetchone()
+    assert gone == ("gone",)
+    values = conn.execute(
+        "SELECT m.value FROM measurements m JOIN sources s USING (source_id)"
+        " WHERE s.uri = ? ORDER BY m.line",
+        [second["html_url"]],
+    ).fetchall()
+    assert values[0] == (180.5,) and len(values) == 4
+    conn.close()
+    fake.requests.clear()
+    assert main(args) == 0  # nothing changed: every request answered 304
+    assert fake.count(status=304) == len(fake.requests) == 2
+    with pytest.raises(github.GitHubError, match="not an issue URL"):
+        github.sync_issue(
+            duckdb.connect(), github.GitHubClient(fake.base_url), "https://example.com/x"
+        )

@@ -26,7 +26,7 @@ CREATE TABLE sources (
     n_lines       BIGINT,
     n_measurements BIGINT NOT NULL DEFAULT 0,
     n_problems    BIGINT NOT NULL DEFAULT 0,
-    status        VARCHAR NOT NULL           -- ok, partial (some problems), failed, empty
+    status        VARCHAR NOT NULL           -- ok, partial (some problems), gone (deleted upstream)
 );
 
 CREATE TABLE series (

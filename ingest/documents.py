@@ -372,6 +372,8 @@ def _shift(chunk: ChunkResult, lines: int, runs: int) -> None:
         item.run += runs
         item.line += lines
     if lines:
+        for claim in found.claims:
+            claim.line += lines
         for problem in found.problems:
             if problem.line > 0:
                 problem.line += lines

@@ -14,6 +14,7 @@ from types import ModuleType
 from ingest.gate import AnchorGate
 from ingest.parsers import (
     analysis,
+    claims,
     latency,
     md_tables,
     nvprof,
@@ -27,7 +28,17 @@ from perfboard.model import Item
 
 PARSERS: dict[str, ModuleType] = {
     module.NAME: module
-    for module in (latency, passes, profiler, nvprof, md_tables, ws_tables, opbench, analysis)
+    for module in (
+        latency,
+        passes,
+        profiler,
+        nvprof,
+        md_tables,
+        ws_tables,
+        opbench,
+        analysis,
+        claims,
+    )
 }
 
 KINDS: dict[str, tuple[str, ...]] = {

@@ -138,7 +138,7 @@ def begin_source(
 
 
 def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str) -> None:
-    for table in ("measurements", "profile_events", "passes", "runs"):
+    for table in ("measurements", "profile_events", "passes", "runs", "claims"):
         conn.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
     conn.execute(
         "DELETE FROM milestones"
@@ -167,6 +167,7 @@ def save_found(
         write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found)
+        write_claims(conn, source_id, found)
         write_problems(conn, info.meta.uri, source_id, found.problems)
         conn.execute("COMMIT")
     except BaseException:
@@ -479,3 +480,21 @@ def write_profile(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found)
         for name in ("run", "name", "kind", "order", "subgraphs", "line", "raw"):
             columns[name] = [getattr(p, name) for p in passes]
         _append(conn, "passes", pa.table(columns))
+
+
+def write_claims(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:
+    if found.claims:
+        claims = found.claims
+        table = pa.table(
+            {
+                "source_id": pa.array([source_id] * len(claims), pa.int64()),
+                "ordinal": pa.array(range(len(claims)), pa.int32()),
+                "before": pa.array([c.before for c in claims], pa.float64()),
+                "after": pa.array([c.after for c in claims], pa.float64()),
+                "unit": [c.unit for c in claims],
+                "percent": pa.array([c.percent for c in claims], pa.float64()),
+                "line": pa.array([c.line for c in claims], pa.int64()),
+                "raw": [c.raw for c in claims],
+            }
+        )
+        _append(conn, "claims", table)

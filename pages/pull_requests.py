@@ -77,6 +77,22 @@ else:
             )
     st.dataframe(mine[shown], hide_index=True, width="stretch", column_config=columns)
     repo = first.pr_repo if isinstance(first.pr_repo, str) else None
+    claimed = query(queries.pr_claims)
+    claimed = claimed[(claimed.pr_number == choice) & ((claimed.pr_repo == repo) | (repo is None))]
+    st.subheader("What its description claims")
+    if claimed.empty:
+        st.caption("No claim read: its description is not in the store, or claims nothing.")
+    else:
+        # Claimed beside measured: the milestones above are what the team's tables measured.
+        st.dataframe(
+            claimed[["before", "after", "unit", "percent", "raw", "source", "line"]],
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "percent": st.column_config.NumberColumn("claimed gain", format="%.1f%%"),
+                "raw": st.column_config.TextColumn("as written", width="large"),
+            },
+        )
     measured = query(queries.pr_measurements, repo, int(choice))
     st.subheader("Measurements at its merge commit")
     if measured.empty:

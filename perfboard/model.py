@@ -162,6 +162,19 @@ class PassApplied:
 
 
 @dataclass(slots=True)
+class Claim:
+    """An effect a text claims ("from 10ms to 9.5ms", "(8.4ms -> 7.8ms)", "by 8%"), to be set
+    beside what was measured. Times in ms; `percent` for a claimed relative gain."""
+
+    before: float | None
+    after: float | None
+    unit: str  # "ms" for times, "%" for a relative claim
+    percent: float | None = None
+    line: int = 0
+    raw: str = ""
+
+
+@dataclass(slots=True)
 class Problem:
     """Something in a document that could not be read: kept, shown, never dropped silently."""
 
@@ -172,7 +185,7 @@ class Problem:
     severity: Literal["error", "warning"] = "error"
 
 
-Item = Measurement | Phase | ProfileEvent | PassApplied | Problem
+Item = Measurement | Phase | ProfileEvent | PassApplied | Claim | Problem
 
 
 @dataclass(slots=True)
@@ -183,6 +196,7 @@ class Found:
     phases: list[Phase] = field(default_factory=list)
     profile_events: list[ProfileEvent] = field(default_factory=list)
     passes: list[PassApplied] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     parsers: list[str] = field(default_factory=list)  # which parsers found something
 
@@ -196,6 +210,8 @@ class Found:
                 self.profile_events.append(item)
             case PassApplied():
                 self.passes.append(item)
+            case Claim():
+                self.claims.append(item)
             case Problem():
                 self.problems.append(item)
             case _:
@@ -206,11 +222,14 @@ class Found:
         self.phases += other.phases
         self.profile_events += other.profile_events
         self.passes += other.passes
+        self.claims += other.claims
         self.problems += other.problems
         self.parsers += [p for p in other.parsers if p not in self.parsers]
 
     def is_empty(self) -> bool:
-        return not (self.measurements or self.phases or self.profile_events or self.passes)
+        return not (
+            self.measurements or self.phases or self.profile_events or self.passes or self.claims
+        )
 
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per record, tagged with its kind (for --dry-run)."""
@@ -220,6 +239,7 @@ class Found:
             ("phase", self.phases),
             ("profile_event", self.profile_events),
             ("pass", self.passes),
+            ("claim", self.claims),
             ("problem", self.problems),
         ]
         for kind, items in groups:

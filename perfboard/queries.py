@@ -309,3 +309,17 @@ def pr_measurements(
         """,
         {"repo": repo, "number": number, "limit": limit},
     ).df()
+
+
+def pr_claims(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Effects claimed by documents that are PR pages (their url ends in /pull/N)."""
+    return conn.execute(
+        """
+        SELECT regexp_extract(src.url, 'https://[^/]+/([^/]+/[^/]+)/pull/\\d+', 1) AS pr_repo,
+               regexp_extract(src.url, '/pull/(\\d+)', 1)::BIGINT AS pr_number,
+               c.before, c.after, c.unit, c.percent, c.raw, src.uri AS source, c.line
+        FROM claims c JOIN sources src USING (source_id)
+        WHERE regexp_matches(src.url, '/pull/\\d+/?$')
+        ORDER BY pr_number, src.uri, c.ordinal
+        """
+    ).df()

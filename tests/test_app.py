@@ -432,3 +432,14 @@ def test_a_store_from_an_older_perfboard_gets_a_clear_message_then_migrates(
     assert f"schema version {len(db.migrations())}" in capsys.readouterr().err
     at = run_page(monkeypatch, old, "pages/pull_requests.py")
     assert not at.error
+
+
+def test_a_pr_view_sets_the_claimed_effect_beside_the_measured_one(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22494")
+    claimed = next(f for f in frames(at) if "percent" in f.columns)
+    assert claimed[["before", "after"]].values.tolist() == [[9.5, 8.4], [8.4, 7.8]]
+    assert claimed.source.iloc[0] == "data/samples/paddle-pr-22494_2020-02-07_nhzlx_description.md"
+    measured_step = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22424")
+    assert "No claim read" in all_text(measured_step)  # #22424's own text is not in the store

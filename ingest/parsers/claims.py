@@ -1,0 +1,73 @@
+"""Effects a text claims (FORMATS.md section 10): PR descriptions, issue comments.
+
+    "the normal ernie model performance is improved from 10ms to 9.5ms."
+    "2. refine fc_eltwise_layernorm (8.4ms -> 7.8ms)"
+    "improve the end-to-end performance of ERINE on NVIDIA Tesla T4 GPU by 8%"
+
+A claim is a before -> after pair of times (normalised to ms) or a relative gain in %. It
+is not a measurement: the dashboard sets it beside what was measured (a PR's view).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ingest.parsers.scan import hits
+from ingest.text import DocText
+from perfboard.model import Claim, Item
+from perfboard.units import UnitError, normalise
+
+NAME = "claims"
+# "->"/"→" arrows, "from X to Y" and "by N%": the words a claim cannot do without.
+ANCHORS: tuple[str, ...] = ("->", "→", " to ", "by ")
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_UNIT = r"(ms|us|µs|s)\b"
+_PAIR = re.compile(
+    rf"{_NUMBER}\s*{_UNIT}\s*(?:-+>|→|=>|\bto\b)\s*{_NUMBER}\s*{_UNIT}", re.IGNORECASE
+)
+_GAIN = re.compile(rf"\b(?:by|of)\s+(?:about\s+|~)?{_NUMBER}\s*%", re.IGNORECASE)
+# Literal-led entry points for the scan (an alternation would defeat the literal search).
+_ENTRIES = (
+    ("arrow", re.compile("->")),
+    ("arrow", re.compile("→")),
+    ("arrow", re.compile("=>")),
+    ("to", re.compile(" to ")),
+    ("gain", re.compile("by ")),
+)
+_IMPROVE = re.compile(r"improv|faster|speed|perf|加速|提升", re.IGNORECASE)
+
+
+def parse(doc: DocText) -> Iterator[Item]:
+    """Every claim in the text, once per place, in order."""
+    text = doc.text
+    done: set[tuple[int, int]] = set()
+    for pos, kind, _ in hits(text, _ENTRIES):
+        start, end = doc.line_bounds(pos)
+        line = text[start:end]
+        pattern = _GAIN if kind == "gain" else _PAIR
+        for m in pattern.finditer(line):
+            where = (start + m.start(), start + m.end())
+            if where in done:
+                continue
+            done.add(where)
+            claim = _claim(m, kind, line)
+            if claim is not None:
+                claim.line = doc.line_at(start)
+                yield claim
+
+
+def _claim(m: re.Match[str], kind: str, line: str) -> Claim | None:
+    if kind == "gain":
+        # "by 8%" claims a gain only where the line speaks of performance.
+        if not _IMPROVE.search(line):
+            return None
+        return Claim(None, None, "%", percent=float(m.group(1)), raw=line.strip())
+    try:
+        before = normalise(float(m.group(1)), m.group(2))
+        after = normalise(float(m.group(3)), m.group(4))
+    except UnitError:
+        return None
+    percent = (before.value - after.value) / before.value * 100 if before.value else None
+    return Claim(before.value, after.value, "ms", percent=percent, raw=line.strip())

@@ -31,7 +31,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 import duckdb
 from tqdm import tqdm
@@ -44,6 +44,7 @@ from ingest.text import NotText
 from perfboard import db
 from perfboard.model import DocMeta, Problem
 
+T = TypeVar("T")
 MANIFEST = "perfboard-manifest.csv"
 SKIP_SUFFIXES = {".duckdb", ".wal", ".png", ".jpg", ".jpeg", ".gif", ".zip", ".gz", ".pdf"}
 SHOW_PROBLEMS = 5  # per document on the terminal; all of them are stored
@@ -368,18 +369,29 @@ def _results_dry_run(path: Path) -> list[dict[str, object]]:
     return records
 
 
-def run_github_prs(args: argparse.Namespace) -> int:
-    """Sync PRs from GitHub; a failed sync stores nothing and exits 1 with the reason."""
-    since = parse_date(args.since, "--since")
+def _github(args: argparse.Namespace, sync: Callable[[Any, github.GitHubClient], T]) -> T | None:
+    """Run a GitHub sync on the store; a failure is printed and gives None (exit 1)."""
     try:
         with closing(open_store(args.db, args.lock_timeout)) as conn:
             client = github.GitHubClient(args.api_url, cache=github.DuckDBCache(conn))
-            if args.referenced:
-                result = github.sync_referenced(conn, client, args.repo)
-            else:
-                result = github.sync_all(conn, client, args.repo, since)
+            return sync(conn, client)
     except github.GitHubError as error:
         print(f"ingest: {error}", file=sys.stderr)
+        return None
+
+
+def run_github_prs(args: argparse.Namespace) -> int:
+    """Sync PRs from GitHub; a failed sync stores nothing and exits 1 with the reason."""
+    since = parse_date(args.since, "--since")
+    result = _github(
+        args,
+        lambda conn, client: (
+            github.sync_referenced(conn, client, args.repo)
+            if args.referenced
+            else github.sync_all(conn, client, args.repo, since)
+        ),
+    )
+    if result is None:
         return 1
     print(
         f"{args.repo}: {result.stored} pull requests stored; {result.requests} requests,"
@@ -391,12 +403,11 @@ def run_github_prs(args: argparse.Namespace) -> int:
 
 def run_github_issue(args: argparse.Namespace) -> int:
     """Read an issue's body and comments through the parsers; 1 when GitHub failed."""
-    try:
-        with closing(open_store(args.db, args.lock_timeout)) as conn:
-            client = github.GitHubClient(args.api_url, cache=github.DuckDBCache(conn))
-            result = github.sync_issue(conn, client, args.url, args.read_as, args.project)
-    except github.GitHubError as error:
-        print(f"ingest: {error}", file=sys.stderr)
+    result = _github(
+        args,
+        lambda conn, client: github.sync_issue(conn, client, args.url, args.read_as, args.project),
+    )
+    if result is None:
         return 1
     docs = ", ".join(f"{n} {name}" for name, n in sorted(result.outcomes.items()))
     print(

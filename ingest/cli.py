@@ -6,7 +6,10 @@
     python -m ingest auto PATH --dry-run     print what would be stored, touch nothing
     python -m ingest pulls FILE.csv            known facts about PRs (title, author, state)
     python -m ingest github-prs --repo O/N --referenced|--all [--since D] [--api-url URL]
-    python -m ingest github-issue https://github.com/O/N/issues/K [--project P]
+    python -m ingest github-prs --repo O/N --load FILE.json    recorded API answers, no HTTP
+    python -m ingest github-issue https://github.com/O/N/issues/K [--project P] [--load F]
+    python -m ingest git --repo PATH [--name O/N] [--rev REF] [--since D] [--rewrite]
+    python -m ingest git-results --repo PATH --glob 'results/**/*.jsonl'
     python -m ingest export --format jsonl|csv [--out FILE]
     python -m ingest migrate                   bring an older store up to this schema
 
@@ -21,6 +24,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -109,16 +113,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
     p.add_argument("--quiet", action="store_true", help="only the summary line")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("github-prs", help="sync pull requests from GitHub")
+    p = sub.add_parser(
+        "github-prs",
+        help="sync pull requests from GitHub",
+        description="Sync pull requests from GitHub, or load recorded API answers (--load)."
+        " Each PR's description is read by the parsers: the effects it claims are set"
+        " beside what was measured. The token comes from GITHUB_TOKEN, else from Streamlit's"
+        " secrets file (.streamlit/secrets.toml here, then ~/.streamlit/secrets.toml):"
+        " GITHUB_TOKEN at its top level or token in its [github] table.",
+    )
     p.add_argument("--repo", required=True, metavar="OWNER/NAME")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--referenced", action="store_true", help="the PRs the data names")
     mode.add_argument("--all", action="store_true", help="every PR, since the last sync")
+    mode.add_argument(
+        "--load",
+        action="append",
+        type=Path,
+        metavar="FILE.json",
+        help="recorded API JSON (a /pulls page, PR objects, or an array of pages); no HTTP."
+        " May be given again",
+    )
     p.add_argument("--since", help="with --all: stop at PRs last updated before YYYY-MM-DD")
     p.add_argument(
         "--api-url",
         help="GitHub API (default: GITHUB_API_URL, else https://api.github.com;"
-        " GitHub Enterprise: https://HOST/api/v3). The token comes from GITHUB_TOKEN.",
+        " GitHub Enterprise: https://HOST/api/v3)",
     )
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
@@ -126,8 +146,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("url", metavar="https://github.com/OWNER/REPO/issues/N")
     p.add_argument("--as", dest="read_as", choices=tuple(KINDS), default="auto")
     p.add_argument("--project", default="", help="project of the measurements in it")
+    p.add_argument(
+        "--load",
+        type=Path,
+        metavar="FILE.json",
+        help='recorded API answers {"issue": {...}, "comments": [...]}, read instead of'
+        " asking GitHub",
+    )
     p.add_argument("--api-url", help="GitHub API (default: GITHUB_API_URL or api.github.com)")
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("git", help="a local clone's commits, their PRs and release tags")
+    p.add_argument("--repo", required=True, type=Path, metavar="PATH", help="the clone")
+    p.add_argument("--name", help="OWNER/NAME (default: from the origin remote)")
+    p.add_argument("--rev", default="HEAD", help="branch, tag or commit to walk from")
+    p.add_argument("--since", help="only commits made since YYYY-MM-DD")
+    p.add_argument("--rewrite", action="store_true", help="history was rewritten: walk anew")
+    p.add_argument(
+        "--release-pattern",
+        help="tags that are releases, a regular expression (default: final releases such as"
+        " v1.7.0 or 2.0, not v2.0.0-rc0)",
+    )
+    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("git-results", help="result files committed to a git repository")
+    p.add_argument("--repo", required=True, type=Path, metavar="PATH", help="the clone")
+    p.add_argument("--glob", required=True, help="files to read, e.g. 'results/**/*.jsonl'")
+    p.add_argument("--as", dest="read_as", choices=(*KINDS, RESULTS_KIND), default="auto")
+    p.add_argument("--name", help="OWNER/NAME (default: from the origin remote)")
+    p.add_argument("--rev", default="HEAD", help="branch, tag or commit whose history to read")
+    p.add_argument("--project", default="", help="project of these documents")
+    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    p.add_argument("--quiet", action="store_true", help="only the summary line")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
     p = sub.add_parser("migrate", help="bring the store up to this perfboard's schema")
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
@@ -151,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_github_prs(args)
         if args.kind == "github-issue":
             return run_github_issue(args)
+        if args.kind == "git":
+            return run_git(args)
+        if args.kind == "git-results":
+            return run_git_results(args)
         if args.kind == "migrate":
             with closing(open_store(args.db, args.lock_timeout)) as conn:  # connect migrates
                 version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -382,6 +436,10 @@ def _github(args: argparse.Namespace, sync: Callable[[Any, github.GitHubClient],
 
 def run_github_prs(args: argparse.Namespace) -> int:
     """Sync PRs from GitHub; a failed sync stores nothing and exits 1 with the reason."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", args.repo):
+        raise UsageError(f"--repo {args.repo!r} is not OWNER/NAME")
+    if args.load:
+        return load_github_prs(args)
     since = parse_date(args.since, "--since")
     result = _github(
         args,
@@ -395,18 +453,75 @@ def run_github_prs(args: argparse.Namespace) -> int:
         return 1
     print(
         f"{args.repo}: {result.stored} pull requests stored; {result.requests} requests,"
-        f" {result.not_modified} answered 304 (unchanged)",
+        f" {result.not_modified} answered 304 (unchanged); {_descriptions(result)}",
         file=sys.stderr,
     )
-    return 0
+    return 1 if result.kept.get("failed") else 0
+
+
+def load_github_prs(args: argparse.Namespace) -> int:
+    """Recorded API answers stored as a sync stores them, without a request. Every file is
+    checked before the store opens; each is then stored in its own transaction."""
+    recorded = []
+    for path in args.load:
+        try:
+            recorded.append(github.recorded_pull_rows(args.repo, read_json(path), str(path)))
+        except github.RecordError as error:
+            raise UsageError(f"{path}: {error}") from None
+    failed = False
+    with closing(open_store(args.db, args.lock_timeout)) as conn:
+        for path, rows in zip(args.load, recorded, strict=True):
+            result = github.store_recorded(conn, rows)
+            failed = failed or bool(result.kept.get("failed"))
+            print(
+                f"{path}: {result.stored} pull requests of {args.repo} stored;"
+                f" {_descriptions(result)}",
+                file=sys.stderr,
+            )
+    return 1 if failed else 0
+
+
+def _descriptions(result: github.SyncResult) -> str:
+    kept = ", ".join(f"{n} {name}" for name, n in sorted(result.kept.items()))
+    return f"{result.descriptions} PR descriptions read as documents ({kept or 'none kept'})"
+
+
+def read_json(path: Path) -> Any:
+    """A recorded JSON file; one that cannot be read or parsed is a usage error that says
+    where."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise UsageError(
+            f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}"
+        ) from None
 
 
 def run_github_issue(args: argparse.Namespace) -> int:
     """Read an issue's body and comments through the parsers; 1 when GitHub failed."""
-    result = _github(
-        args,
-        lambda conn, client: github.sync_issue(conn, client, args.url, args.read_as, args.project),
-    )
+    if args.load:
+        try:
+            issue, comments = github.recorded_issue(read_json(args.load), args.url)
+        except github.RecordError as error:
+            raise UsageError(f"{args.load}: {error}") from None
+        except github.GitHubError as error:  # the URL given is no issue's
+            raise UsageError(str(error)) from None
+        with closing(open_store(args.db, args.lock_timeout)) as conn:
+            result = github.store_issue(conn, issue, comments, args.read_as, args.project)
+    else:
+        result = _github(
+            args,
+            lambda conn, client: github.sync_issue(
+                conn, client, args.url, args.read_as, args.project
+            ),
+        )
     if result is None:
         return 1
     docs = ", ".join(f"{n} {name}" for name, n in sorted(result.outcomes.items()))
@@ -415,6 +530,65 @@ def run_github_issue(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if result.outcomes.get("failed") else 0
+
+
+def run_git(args: argparse.Namespace) -> int:
+    """Walk a clone's history into the store; a clone that cannot be walked exits 2."""
+    from ingest import git  # GitPython: only in the commands that use it
+
+    since = parse_date(args.since, "--since")
+    pattern = args.release_pattern or git.RELEASE_PATTERN
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise UsageError(f"--release-pattern {args.release_pattern!r}: {error}") from None
+    with closing(open_store(args.db, args.lock_timeout)) as conn:
+        try:
+            result = git.walk(conn, args.repo, args.name, args.rev, since, args.rewrite, pattern)
+        except git.GitError as error:
+            raise UsageError(str(error)) from None
+    for note in result.notes:
+        print(f"ingest: {note}", file=sys.stderr)
+    print(
+        f"{result.repo}: {result.commits} new commits ({result.with_pr} with a PR),"
+        f" {result.releases} releases; walked from {result.head[:12]}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_git_results(args: argparse.Namespace) -> int:
+    """Each result file a repository's history holds, read at its last revision: a record
+    without a version or time of its own takes that commit's."""
+    from ingest import git
+
+    started = time.perf_counter()
+    summary = Summary()
+    with (
+        closing(open_store(args.db, args.lock_timeout)) as conn,
+        tempfile.TemporaryDirectory() as folder,
+        tqdm(disable=True) as bar,
+    ):
+        try:
+            for file in git.result_files(args.repo, args.glob, args.rev, args.name):
+                local = Path(folder) / f"revision{Path(file.path).suffix}"  # the suffix tells
+                local.write_bytes(file.data)  # the format, as for a file on disk
+                meta = DocMeta(
+                    uri=file.uri,
+                    project=args.project,
+                    url=file.url,
+                    created_at=file.committed_at,
+                    title=f"{file.path} at {file.sha[:12]}",
+                    version=file.sha,
+                )
+                result = ingest_one(conn, local, args.read_as, meta)
+                summary.count(result)
+                if not args.quiet:
+                    report(result, conn, bar)
+        except git.GitError as error:
+            raise UsageError(str(error)) from None
+    print(summary.render(time.perf_counter() - started), file=sys.stderr)
+    return 1 if summary.failed else 0
 
 
 def run_pulls(args: argparse.Namespace) -> int:

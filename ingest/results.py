@@ -310,13 +310,15 @@ def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) 
         conn.execute(
             "INSERT INTO measurements (series_id, source_id, run, version, measured_at, value,"
             " status, samples, warmup, stats, line, raw)"
-            f" SELECT s.series_id, ?, coalesce(TRY_CAST(st.run AS INTEGER), 0), st.version,"
-            " (TRY_CAST(st.time AS TIMESTAMPTZ) AT TIME ZONE 'UTC'),"
+            # A record without a version or time of its own takes its document's.
+            f" SELECT s.series_id, ?, coalesce(TRY_CAST(st.run AS INTEGER), 0),"
+            " coalesce(st.version, ?),"
+            " coalesce(TRY_CAST(st.time AS TIMESTAMPTZ) AT TIME ZONE 'UTC', ?),"
             " TRY_CAST(st.value AS DOUBLE), st.status, TRY_CAST(st.samples AS BIGINT),"
             f" TRY_CAST(st.warmup AS BIGINT), st.stats, {line}, NULL"
             f" FROM _staging st {join} JOIN _staging_keys k ON {identity_join}"
             " JOIN series s ON s.series_key = k.series_key WHERE st._problem IS NULL",
-            [source_id],
+            [source_id, info.meta.version or None, info.meta.created_at],
         )
         write_problems(conn, info.meta.uri, source_id, problems)
         conn.execute("COMMIT")

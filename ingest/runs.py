@@ -269,6 +269,7 @@ def _fill_measurement(
         m.benchmark = m.benchmark or UNKNOWN_BENCHMARK
     m.framework = m.framework or UNKNOWN_FRAMEWORK
     m.project = m.project or doc.meta.project
+    m.version = m.version or doc.meta.version or None
     if m.measured_at is None:
         m.measured_at = doc.meta.created_at
     elif m.measured_at.tzinfo is not None:  # the store keeps naive UTC

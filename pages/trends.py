@@ -116,7 +116,13 @@ if ok.empty:
         f"{', '.join(sorted(not_ok.status.unique()))} (e.g. oom: out of GPU memory)."
     )
 else:
-    chart = charts.trend_lines(ok, metric, unit, log_scale, x_by)
+    # Release tags of the repositories whose commits the plotted versions are, or of the
+    # one repository walked: where a step falls against the releases shows at a glance.
+    tags = query(queries.releases)
+    resolved = set(points.commit_repo.dropna())
+    if resolved or tags.repo.nunique() > 1:
+        tags = tags[tags.repo.isin(resolved)]
+    chart = charts.trend_lines(ok, metric, unit, log_scale, x_by, releases=tags)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
 if not not_ok.empty:
     st.caption(

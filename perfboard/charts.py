@@ -69,6 +69,7 @@ def phase_steps(
         alt.Tooltip("date:T", title="date", format="%Y-%m-%d"),
         alt.Tooltip("pr:N", title="PR"),
         alt.Tooltip("pr_title:N", title="PR title"),
+        alt.Tooltip("release:N", title="first release with it"),
         alt.Tooltip("speedup:Q", title="speedup vs baseline", format=".3f"),
         alt.Tooltip("description:N", title="description"),
     ]
@@ -144,14 +145,21 @@ def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
 
 
 def trend_lines(
-    points: pd.DataFrame, metric: str, unit: str, log_scale: bool = False, x_by: str = "time"
+    points: pd.DataFrame,
+    metric: str,
+    unit: str,
+    log_scale: bool = False,
+    x_by: str = "time",
+    releases: pd.DataFrame | None = None,
 ) -> alt.LayerChart:
     """Series over time, over their versions in order, or along a parameter (x_by names
     a column of `points`, e.g. batch_size), one colour per series.
 
     `points` columns: series (its label), measured_at, version, value, samples, points
     (how many measurements a point stands for), source, line, pr_number, pr_title, pr_link
-    (those three empty unless the version is a known PR's merge commit).
+    (empty unless the version is a known PR's commit), release (the first release that
+    contains the version's commit). `releases` (tag, released_at): release tags drawn
+    as dashed rules on a time axis, those within the time the points span.
     """
     data = points.dropna(subset=["value"]).copy()
     data["version_short"] = data["version"].fillna("").map(lambda v: v[:10])
@@ -182,6 +190,7 @@ def trend_lines(
         alt.Tooltip("measured_at:T", title="measured", format="%Y-%m-%d %H:%M"),
         alt.Tooltip("pr:N", title="PR"),
         alt.Tooltip("pr_title:N", title="PR title"),
+        alt.Tooltip("release:N", title="first release with it"),
         alt.Tooltip("samples:Q", title="samples"),
         alt.Tooltip("points:Q", title="measurements"),
         alt.Tooltip("source:N", title="source"),
@@ -193,7 +202,28 @@ def trend_lines(
     marks = base.mark_point(filled=True, size=50, cursor="pointer").encode(
         tooltip=tooltip, href="pr_link:N"
     )
-    return alt.layer(lines, marks).properties(height=360)
+    layers = [lines, marks]
+    if x_by == "time" and releases is not None and not releases.empty:
+        layers += release_rules(releases, data["measured_at"].min(), data["measured_at"].max())
+    return alt.layer(*layers).properties(height=360)
+
+
+def release_rules(releases: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:
+    """Dashed grey rules at the release tags between `start` and `end`, labelled at the top."""
+    within = releases[(releases.released_at >= start) & (releases.released_at <= end)]
+    if within.empty:
+        return []
+    base = alt.Chart(within).encode(x=alt.X("released_at:T"))
+    rules = base.mark_rule(color=BASELINE, strokeDash=[4, 3], strokeWidth=1).encode(
+        tooltip=[
+            alt.Tooltip("tag:N", title="release"),
+            alt.Tooltip("released_at:T", title="released", format="%Y-%m-%d"),
+        ]
+    )
+    labels = base.mark_text(
+        align="left", baseline="top", dx=3, dy=2, angle=0, fontSize=11, color=BASELINE
+    ).encode(text="tag:N", y=alt.value(0))
+    return [rules, labels]
 
 
 def phases_timeline(milestones: pd.DataFrame, unit: str) -> alt.LayerChart:

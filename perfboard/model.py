@@ -259,3 +259,4 @@ class DocMeta:
     author: str = ""
     created_at: datetime | None = None  # the document's own date: gives glog lines a year
     title: str = ""
+    version: str = ""  # what its measurements measured when they do not say (git-results: sha)

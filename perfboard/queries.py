@@ -150,7 +150,9 @@ def series_points(
     A longer series is cut into that many equal time buckets and each bucket gives its
     median (with the newest version and the count it stands for): the browser gets a few
     thousand points however long the history, and a step still shows. A point whose
-    version is the merge commit of a known PR carries that PR (number, title).
+    version is a commit of a walked clone carries its repository, commit date and first
+    release (commit_repo, commit_at, release) and its PR (pr_repo, pr_number, pr_title;
+    the title once the PR's facts are known).
     """
     return conn.execute(
         """
@@ -182,13 +184,38 @@ def series_points(
                    arg_max(line, measured_at) AS line
             FROM bucketed
             GROUP BY series_id, bucket
+        ),
+        -- A version that is a commit hash (full or abbreviated) of a walked clone has its
+        -- commit date, its PR and the first release containing it; failing that, a
+        -- version that is a known PR's merge commit is that PR's. The equality on the
+        -- first 7 digits lets DuckDB hash-join; a prefix two commits share matches none.
+        commit_of AS (
+            SELECT v.version, any_value(c.repo) AS repo, any_value(c.committed_at) AS commit_at,
+                   any_value(c.pr_number) AS pr_number, any_value(c.first_release) AS release
+            FROM (SELECT DISTINCT version FROM points
+                  WHERE regexp_full_match(version, '[0-9a-fA-F]{7,40}')) v
+            JOIN commits c ON left(c.sha, 7) = lower(left(v.version, 7))
+                          AND starts_with(c.sha, lower(v.version))
+            GROUP BY v.version HAVING count(*) = 1
+        ),
+        merge_of AS (
+            SELECT v.version, any_value(k.repo) AS repo, any_value(k.number) AS number
+            FROM (SELECT DISTINCT version FROM points WHERE length(version) >= 7) v
+            JOIN pull_requests k ON starts_with(k.merge_commit, lower(v.version))
+            GROUP BY v.version HAVING count(*) = 1
+        ),
+        resolved AS (
+            SELECT p.*, g.repo AS commit_repo, g.commit_at, g.release,
+                   CASE WHEN g.pr_number IS NOT NULL THEN g.repo ELSE mk.repo END AS pr_repo,
+                   coalesce(g.pr_number, mk.number) AS pr_number
+            FROM points p
+            LEFT JOIN commit_of g USING (version)
+            LEFT JOIN merge_of mk USING (version)
         )
-        -- A point whose version is a PR's merge commit (full or abbreviated) is that PR's.
-        SELECT p.*, k.repo AS pr_repo, k.number AS pr_number, k.title AS pr_title
-        FROM points p
-        LEFT JOIN pull_requests k
-          ON length(p.version) >= 7 AND starts_with(k.merge_commit, lower(p.version))
-        ORDER BY p.series_id, p.measured_at
+        SELECT r.*, k.title AS pr_title
+        FROM resolved r
+        LEFT JOIN pull_requests k ON k.repo = r.pr_repo AND k.number = r.pr_number
+        ORDER BY r.series_id, r.measured_at
         """,
         {"ids": list(series_ids), "max_points": max_points},
     ).df()
@@ -312,14 +339,34 @@ def pr_measurements(
 
 
 def pr_claims(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Effects claimed by documents that are PR pages (their url ends in /pull/N)."""
+    """Effects claimed by documents that are PR pages (their url ends in /pull/N).
+
+    A PR's description may be in the store twice (a file whose url is the PR's page, and
+    the body a GitHub sync read): each distinct claim of a PR is given once, with the
+    first source (by name) that makes it.
+    """
     return conn.execute(
         """
-        SELECT regexp_extract(src.url, 'https://[^/]+/([^/]+/[^/]+)/pull/\\d+', 1) AS pr_repo,
-               regexp_extract(src.url, '/pull/(\\d+)', 1)::BIGINT AS pr_number,
-               c.before, c.after, c.unit, c.percent, c.raw, src.uri AS source, c.line
-        FROM claims c JOIN sources src USING (source_id)
-        WHERE regexp_matches(src.url, '/pull/\\d+/?$')
-        ORDER BY pr_number, src.uri, c.ordinal
+        WITH claimed AS (
+            SELECT regexp_extract(src.url, 'https://[^/]+/([^/]+/[^/]+)/pull/\\d+', 1)
+                       AS pr_repo,
+                   regexp_extract(src.url, '/pull/(\\d+)', 1)::BIGINT AS pr_number,
+                   c.before, c.after, c.unit, c.percent, c.raw, src.uri AS source, c.line,
+                   c.ordinal
+            FROM claims c JOIN sources src USING (source_id)
+            WHERE regexp_matches(src.url, '/pull/\\d+/?$')
+        )
+        SELECT * EXCLUDE (ordinal) FROM claimed
+        QUALIFY row_number() OVER (
+            PARTITION BY pr_repo, pr_number, before, after, unit, percent
+            ORDER BY source, ordinal) = 1
+        ORDER BY pr_number, source, ordinal
         """
+    ).df()
+
+
+def releases(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Release tags of the walked clones, oldest first: markers on time charts."""
+    return conn.execute(
+        "SELECT repo, tag, sha, released_at FROM releases ORDER BY released_at, repo, tag"
     ).df()

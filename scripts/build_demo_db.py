@@ -24,11 +24,16 @@ from ingest.cli import main as ingest_main  # noqa: E402
 from perfboard import db  # noqa: E402
 
 SAMPLES = ROOT / "data" / "samples"
-PULLS = SAMPLES / "pulls-known.csv"
+# What is known of the PRs the documents cite, as recorded GitHub answers
+# (scripts/record_demo_pulls.py writes them from data/samples/pulls-known.csv).
+RECORDED = {
+    "PaddlePaddle/Paddle": ROOT / "data" / "github" / "PaddlePaddle-Paddle-pulls.json",
+    "PaddlePaddle/benchmark": ROOT / "data" / "github" / "PaddlePaddle-benchmark-pulls.json",
+}
 
 
 def demo_documents() -> list[str]:
-    """The documents the manifest lists (pulls-known.csv is GitHub facts, not a document),
+    """The documents the manifest lists (pulls-known.csv is PR facts, not a document),
     as paths relative to the repository: a source's name should not depend on the clone."""
     with open(SAMPLES / MANIFEST, encoding="utf-8", newline="") as fh:
         return [str((SAMPLES / row["file"]).relative_to(ROOT)) for row in csv.DictReader(fh)]
@@ -48,10 +53,12 @@ def build(target: Path, force: bool = False) -> int:
         stale.unlink(missing_ok=True)
     with contextlib.chdir(ROOT):  # sources are named relative to the repository
         status = ingest_main(["auto", *demo_documents(), "--db", str(tmp.resolve()), "--quiet"])
-        if status == 0:  # what is known of the PRs these documents cite
-            status = ingest_main(
-                ["pulls", str(PULLS.relative_to(ROOT)), "--db", str(tmp.resolve())]
-            )
+        # After the documents: a PR body that is the text of a sample description is then
+        # a duplicate of that file, and its claims keep the file as their source.
+        for repo, recorded in RECORDED.items():
+            if status == 0:
+                load = ["--load", str(recorded.relative_to(ROOT)), "--db", str(tmp.resolve())]
+                status = ingest_main(["github-prs", "--repo", repo, *load])
     if status != 0:
         print(
             f"demo build failed (ingest exit status {status}); {target} untouched", file=sys.stderr

@@ -20,6 +20,10 @@ pages = [
     st.Page(
         "pages/pull_requests.py", title="Pull requests", icon=":material/merge:", url_path="prs"
     ),
+    st.Page("pages/alerts.py", title="Alerts", icon=":material/notifications:", url_path="alerts"),
+    st.Page(
+        "pages/report.py", title="Weekly report", icon=":material/summarize:", url_path="report"
+    ),
     st.Page("pages/sources.py", title="Sources", icon=":material/description:", url_path="sources"),
 ]
 navigation = st.navigation(pages)

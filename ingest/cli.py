@@ -45,7 +45,7 @@ from ingest.documents import file_hash, read_document, worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult, SourceInfo, record_failure, save_found
 from ingest.text import NotText
-from perfboard import db
+from perfboard import alerts, db
 from perfboard.model import DocMeta, Problem
 
 T = TypeVar("T")
@@ -107,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--url", default="", help="https link to the document")
         p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
         p.add_argument("--quiet", action="store_true", help="no progress bar, no problems")
+        p.add_argument(
+            "--no-detect",
+            action="store_true",
+            help="skip change detection on the series this ingest touched"
+            " (python -m perfboard detect runs it later)",
+        )
         p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
     p = sub.add_parser("pulls", help="load known facts about PRs from a CSV file")
     p.add_argument("paths", nargs="+", type=Path, metavar="FILE.csv")
@@ -312,16 +318,38 @@ def run_ingest(args: argparse.Namespace) -> int:
         closing(open_store(args.db, args.lock_timeout)) as conn,
         tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar,
     ):
+        changed = []
         for path in documents:
             done = bar.n
             meta = meta_for(path, args, manifest)
             result = ingest_one(conn, path, args.kind, meta, bar.update, pool)
             summary.count(result)
+            if result.outcome in ("added", "replaced"):
+                changed.append(result.uri)
             if not args.quiet:
                 report(result, conn, bar)
             bar.update(done + path.stat().st_size - bar.n)  # the rest: results files, failures
-    print(summary.render(time.perf_counter() - started), file=sys.stderr)
+        print(summary.render(time.perf_counter() - started), file=sys.stderr)
+        if changed and not args.no_detect:
+            detect_changed(conn, changed)
     return 1 if summary.failed else 0
+
+
+def detect_changed(conn: duckdb.DuckDBPyConnection, uris: list[str]) -> None:
+    """Change detection over the whole history of every series these documents touched."""
+    started = time.perf_counter()
+    touched = conn.execute(
+        "SELECT DISTINCT m.series_id FROM measurements m JOIN sources s USING (source_id)"
+        " WHERE list_contains(?, s.uri)",
+        [uris],
+    ).fetchall()
+    result = alerts.detect_store(conn, [series_id for (series_id,) in touched])
+    print(
+        f"change detection: {result.change_points} change points in {result.series} series"
+        f" ({result.too_noisy} too noisy to alert, {result.latest_outliers} with a newest value"
+        f" outside their noise) in {time.perf_counter() - started:.2f} s",
+        file=sys.stderr,
+    )
 
 
 def ingest_one(

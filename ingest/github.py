@@ -200,6 +200,25 @@ class GitHubClient:
             return Answer(data, _next(response), not_modified=False)
         raise GitHubError(f"GitHub did not answer {url} after {self._max_retries + 1} tries")
 
+    def post(self, path: str, payload: dict[str, Any]) -> Any:
+        """POST once and return the created resource. Not retried on a timeout or a 5xx:
+        GitHub may have acted on the first try, and a second would post twice. A rate
+        limit answer says when to try again."""
+        url = self._url(path, None)
+        self.requests_made += 1
+        try:
+            response = self._session.post(url, json=payload, timeout=self._timeout)
+        except (requests.Timeout, requests.ConnectionError) as error:
+            kind = "timed out" if isinstance(error, requests.Timeout) else "could not connect"
+            raise GitHubError(
+                f"GitHub {kind} for POST {url}; it may or may not have been done: look before"
+                " trying again"
+            ) from None
+        wait = self._wait_for(response)
+        if wait is not None:
+            raise GitHubError(f"GitHub rate limit reached for {url}: try again in {wait:.0f} s")
+        return self._json(url, response)
+
     def pages(self, path: str, params: dict[str, Any]) -> Iterator[Answer]:
         """Every page of a list, following the Link header's rel="next"."""
         answer = self.get(path, {**params, "per_page": PER_PAGE})
@@ -254,7 +273,7 @@ class GitHubClient:
             data = response.json()
         except ValueError:
             raise GitHubError(f"GitHub answered {status} for {url} with broken JSON") from None
-        if status == 200:
+        if status in (200, 201):
             return data
         message = data.get("message", "") if isinstance(data, dict) else ""
         if status == 401:

@@ -22,6 +22,9 @@ OKABE_ITO = (
     "#F0E442",
     "#000000",
 )
+# A point links to its PR; a point without one links nowhere (a plain "pr_link:N" makes
+# static renderers write a link to "null" resolved against their base URL).
+PR_HREF = alt.condition("isValid(datum.pr_link)", "pr_link:N", alt.value(None))
 MEASURED, BASELINE, TARGET, GAIN, LOSS = "#0072B2", "#7F7F7F", "#009E73", "#009E73", "#D55E00"
 FONT = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, sans-serif"
 
@@ -76,7 +79,7 @@ def phase_steps(
     base = alt.Chart(data).encode(x=x, y=y)
     line = base.mark_line(interpolate="step-after", color=MEASURED, strokeWidth=2.5)
     points = base.mark_point(filled=True, size=90, color=MEASURED, cursor="pointer").encode(
-        href="pr_link:N", tooltip=tooltip
+        href=PR_HREF, tooltip=tooltip
     )
     # PR labels right of their points (a step's riser is left of its point), alternating
     # above and below so the labels of neighbouring milestones do not run into each other.
@@ -85,7 +88,7 @@ def phase_steps(
         alt.Chart(data)
         .transform_filter(alt.datum.pr != "")
         .mark_text(align="left", dx=8, fontSize=12, color="#333333", cursor="pointer")
-        .encode(x=x, y=y, text="pr:N", href="pr_link:N", yOffset="label_dy:Q")
+        .encode(x=x, y=y, text="pr:N", href=PR_HREF, yOffset="label_dy:Q")
     )
     layers: list[alt.Chart] = [line, points, labels]
     for level, name, color in ((baseline, "baseline", BASELINE), (target, "target", TARGET)):
@@ -131,7 +134,7 @@ def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
                 title="change",
                 scale=alt.Scale(domain=["faster", "slower"], range=[GAIN, LOSS]),
             ),
-            href="pr_link:N",
+            href=PR_HREF,
             tooltip=[
                 alt.Tooltip("step:N", title="milestone"),
                 alt.Tooltip("pr:N", title="PR"),
@@ -200,12 +203,24 @@ def trend_lines(
     lines = base.mark_line(strokeWidth=2)
     # A point of a PR's merge commit opens the PR when clicked.
     marks = base.mark_point(filled=True, size=50, cursor="pointer").encode(
-        tooltip=tooltip, href="pr_link:N"
+        tooltip=tooltip, href=PR_HREF
     )
     layers = [lines, marks]
     if x_by == "time" and releases is not None and not releases.empty:
         layers += release_rules(releases, data["measured_at"].min(), data["measured_at"].max())
     return alt.layer(*layers).properties(height=360)
+
+
+def with_change(chart: alt.TopLevelMixin, at: object) -> alt.TopLevelMixin:
+    """A dashed vermilion rule where a change was detected (at its first point after)."""
+    if at is None or pd.isna(at):
+        return chart
+    rule = (
+        alt.Chart(pd.DataFrame({"at": [at]}))
+        .mark_rule(color=LOSS, strokeDash=[6, 3], strokeWidth=1.5)
+        .encode(x="at:T", tooltip=[alt.Tooltip("at:T", title="change", format="%Y-%m-%d %H:%M")])
+    )
+    return alt.layer(chart, rule)
 
 
 def release_rules(releases: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:
@@ -244,7 +259,7 @@ def phases_timeline(milestones: pd.DataFrame, unit: str) -> alt.LayerChart:
     base = alt.Chart(data).encode(x=x, y=y, color=color)
     lines = base.mark_line(interpolate="step-after", strokeWidth=2.5)
     points = base.mark_point(filled=True, size=70, cursor="pointer").encode(
-        href="pr_link:N",
+        href=PR_HREF,
         tooltip=[
             alt.Tooltip("phase:N", title="phase"),
             alt.Tooltip("label:N", title="milestone"),

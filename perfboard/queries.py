@@ -6,6 +6,8 @@ receives rows it can show, never a table of millions to reduce in pandas.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import duckdb
 import pandas as pd
 
@@ -369,4 +371,320 @@ def releases(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Release tags of the walked clones, oldest first: markers on time charts."""
     return conn.execute(
         "SELECT repo, tag, sha, released_at FROM releases ORDER BY released_at, repo, tag"
+    ).df()
+
+
+_SERIES_LABEL = (
+    "concat_ws(' · ', s.benchmark, s.metric, s.framework, nullif(s.device, ''),"
+    " nullif(s.params::VARCHAR, '{}'))"
+)
+
+
+def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per alert: the change points that share a project and the versions on
+    either side, with the largest change, how many series moved, and the triage."""
+    return conn.execute(
+        f"""
+        SELECT cp.alert_key, any_value(s.project) AS project,
+               any_value(cp.before_version) AS before_version,
+               any_value(cp.after_version) AS after_version,
+               min(cp.before_at) AS before_at, min(cp.after_at) AS after_at,
+               count(*) AS series,
+               count(*) FILTER (WHERE cp.kind = 'regression') AS regressions,
+               count(*) FILTER (WHERE cp.kind = 'improvement') AS improvements,
+               CASE WHEN count(DISTINCT cp.kind) > 1 THEN 'mixed'
+                    ELSE any_value(cp.kind) END AS kind,
+               arg_max(cp.change_pct, abs(cp.change_pct)) AS largest_pct,
+               arg_max(cp.after - cp.before, abs(cp.change_pct)) AS largest_abs,
+               arg_max(s.unit, abs(cp.change_pct)) AS unit,
+               arg_max({_SERIES_LABEL}, abs(cp.change_pct)) AS largest_series,
+               1 - min(cp.p_value) AS confidence,
+               coalesce(any_value(t.status), 'new') AS status, any_value(t.note) AS note,
+               any_value(t.set_by) AS set_by, any_value(t.set_at) AS set_at
+        FROM change_points cp
+        JOIN series s USING (series_id)
+        LEFT JOIN alert_triage t USING (alert_key)
+        GROUP BY cp.alert_key
+        ORDER BY after_at DESC NULLS LAST, abs(largest_pct) DESC
+        """
+    ).df()
+
+
+def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
+    """The change points of one alert, largest first, each with its series and the source
+    and line of its first point after the change."""
+    return conn.execute(
+        f"""
+        SELECT cp.series_id, {_SERIES_LABEL} AS series, s.metric, s.unit, cp.before,
+               cp.after, cp.change_pct, cp.after - cp.before AS change_abs, cp.p_value,
+               cp.kind, cp.before_version, cp.after_version, cp.before_at, cp.after_at,
+               src.uri AS source, src.url AS source_url, cp.line
+        FROM change_points cp
+        JOIN series s USING (series_id)
+        LEFT JOIN sources src USING (source_id)
+        WHERE cp.alert_key = $key
+        ORDER BY abs(cp.change_pct) DESC
+        """,
+        {"key": alert_key},
+    ).df()
+
+
+def alert_suspects(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
+    """The PRs that landed between the two sides of an alert: from the walked history
+    when both versions are commits of it (mainline commits after the one before, up to
+    the one after), else the PRs merged and the milestones recorded between the last
+    point before and the first point after."""
+    return conn.execute(
+        """
+        WITH a AS (
+            SELECT lower(any_value(before_version)) AS v0, lower(any_value(after_version)) AS v1,
+                   min(before_at) AS t0, min(after_at) AS t1
+            FROM change_points WHERE alert_key = $key
+        ),
+        ends AS (
+            SELECT c.repo,
+                   max(c.committed_at) FILTER (WHERE starts_with(c.sha, a.v0)) AS c0,
+                   max(c.committed_at) FILTER (WHERE starts_with(c.sha, a.v1)) AS c1
+            FROM commits c, a
+            WHERE length(a.v0) >= 7 AND length(a.v1) >= 7
+              AND (starts_with(c.sha, a.v0) OR starts_with(c.sha, a.v1))
+            GROUP BY c.repo
+        ),
+        found AS (
+            SELECT 1 AS rank, 'commit' AS via, c.repo, c.pr_number,
+                   coalesce(k.title, c.summary) AS title, coalesce(k.author, c.author) AS author,
+                   c.committed_at AS landed_at, c.sha
+            FROM commits c
+            JOIN ends e ON c.repo = e.repo AND c.committed_at > e.c0 AND c.committed_at <= e.c1
+            LEFT JOIN pull_requests k ON k.repo = c.repo AND k.number = c.pr_number
+            WHERE c.mainline
+            UNION ALL
+            SELECT 2, 'merged', k.repo, k.number, k.title, k.author, k.merged_at, k.merge_commit
+            FROM pull_requests k, a
+            WHERE k.merged_at > a.t0 AND k.merged_at <= a.t1
+            UNION ALL
+            SELECT 3, 'milestone', coalesce(ms.pr_repo, k.repo), ms.pr_number,
+                   coalesce(k.title, ms.description), k.author, ms.date, NULL
+            FROM milestones ms
+            CROSS JOIN a
+            LEFT JOIN pull_requests k ON k.number = ms.pr_number
+                 AND k.repo = coalesce(ms.pr_repo, k.repo)
+            WHERE ms.pr_number IS NOT NULL AND ms.date > a.t0::DATE AND ms.date <= a.t1::DATE
+        )
+        SELECT via, repo, pr_number, title, author, landed_at, sha
+        FROM found
+        QUALIFY row_number() OVER (
+            PARTITION BY coalesce(pr_number::VARCHAR, sha) ORDER BY rank, landed_at
+        ) = 1
+        ORDER BY landed_at, pr_number
+        """,
+        {"key": alert_key},
+    ).df()
+
+
+# -- the weekly report: what a week [start, end) changed --------------------------------------
+
+
+def week_headlines(
+    conn: duckdb.DuckDBPyConnection,
+    start: datetime,
+    end: datetime,
+    project: str | None = None,
+    per_project: int = 3,
+) -> pd.DataFrame:
+    """Each project's most-measured series measured in the four weeks to the week's end,
+    as they stood at its end and at its start (the last ok value before each)."""
+    return conn.execute(
+        f"""
+        WITH counts AS (
+            SELECT series_id, count(*) AS points FROM measurements
+            WHERE status = 'ok' AND measured_at < $end GROUP BY series_id
+        ),
+        ranked AS (
+            SELECT s.*, c.points,
+                   row_number() OVER (PARTITION BY s.project
+                                      ORDER BY c.points DESC, s.series_id) AS r
+            FROM series s JOIN counts c USING (series_id)
+            WHERE $project IS NULL OR s.project = $project
+        )
+        SELECT s.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
+               arg_max(m.value, m.measured_at) AS this_week,
+               arg_max(m.value, m.measured_at) FILTER (WHERE m.measured_at < $start)
+                   AS last_week,
+               max(m.measured_at) AS measured_at
+        FROM ranked s JOIN measurements m USING (series_id)
+        WHERE s.r <= $per_project AND m.status = 'ok' AND m.measured_at < $end
+        GROUP BY ALL
+        HAVING max(m.measured_at) >= $end - INTERVAL 28 DAY  -- current, not stale
+        ORDER BY s.project, series
+        """,
+        {"start": start, "end": end, "project": project, "per_project": per_project},
+    ).df()
+
+
+def week_phases(
+    conn: duckdb.DuckDBPyConnection, start: datetime, end: datetime, project: str | None = None
+) -> pd.DataFrame:
+    """Each phase's baseline, value at the start and the end of the week (its latest
+    milestone recorded before each), target, and the milestones recorded in the week."""
+    return conn.execute(
+        """
+        SELECT p.phase_id, p.project, p.name, p.unit, p.baseline, p.target,
+               arg_max(ms.value, ms.ordinal) FILTER (WHERE ms.date < $start::DATE) AS last_week,
+               arg_max(ms.value, ms.ordinal) FILTER (WHERE ms.date < $end::DATE) AS this_week,
+               count(*) FILTER (WHERE ms.date >= $start::DATE AND ms.date < $end::DATE)
+                   AS milestones_this_week
+        FROM phases p JOIN milestones ms USING (phase_id)
+        WHERE ms.value IS NOT NULL AND ($project IS NULL OR p.project = $project)
+        GROUP BY ALL
+        HAVING count(*) FILTER (WHERE ms.date < $end::DATE) > 0
+        ORDER BY p.project, p.name
+        """,
+        {"start": start, "end": end, "project": project},
+    ).df()
+
+
+def week_prs(
+    conn: duckdb.DuckDBPyConnection, start: datetime, end: datetime, project: str | None = None
+) -> pd.DataFrame:
+    """PRs of the week: recorded by a phase milestone that week (with the step it made),
+    merged that week, or opened that week when GitHub's merge time is not known."""
+    return conn.execute(
+        """
+        WITH steps AS (
+            SELECT ms.*, p.name AS phase, p.project, p.unit,
+                   lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
+                       AS before
+            FROM milestones ms JOIN phases p USING (phase_id)
+        ),
+        in_week AS (
+            SELECT coalesce(n.pr_repo, k.repo) AS repo, n.pr_number AS number, n.phase,
+                   n.label AS milestone, n.before, n.value AS after, n.unit,
+                   (n.before - n.value) / n.before AS reduction, n.date::TIMESTAMP AS at,
+                   'recorded in the phase table' AS how, 0 AS rank
+            FROM steps n
+            LEFT JOIN pull_requests k
+              ON k.number = n.pr_number AND (n.pr_repo IS NULL OR k.repo = n.pr_repo)
+            WHERE n.pr_number IS NOT NULL AND n.date >= $start::DATE AND n.date < $end::DATE
+              AND ($project IS NULL OR n.project = $project)
+            UNION ALL
+            SELECT k.repo, k.number, NULL, NULL, NULL, NULL, NULL, NULL,
+                   coalesce(k.merged_at, k.created_at),
+                   CASE WHEN k.merged_at IS NOT NULL THEN 'merged'
+                        WHEN k.state = 'merged' THEN 'opened; merged, date unknown'
+                        ELSE 'opened, ' || coalesce(k.state, 'unknown') END,
+                   1
+            FROM pull_requests k
+            WHERE $project IS NULL
+              AND coalesce(k.merged_at, k.created_at) >= $start
+              AND coalesce(k.merged_at, k.created_at) < $end
+        )
+        SELECT w.repo, w.number, k.title, k.author, k.state, k.url, w.how, w.at, w.phase,
+               w.milestone, w.before, w.after, w.unit, w.reduction
+        FROM in_week w
+        LEFT JOIN pull_requests k ON k.repo = w.repo AND k.number = w.number
+        QUALIFY row_number() OVER (PARTITION BY w.repo, w.number ORDER BY w.rank) = 1
+        ORDER BY w.at, w.number
+        """,
+        {"start": start, "end": end, "project": project},
+    ).df()
+
+
+def week_gaps(
+    conn: duckdb.DuckDBPyConnection, start: datetime, end: datetime, project: str | None = None
+) -> pd.DataFrame:
+    """Paddle against each other framework on the same benchmark, metric, device and
+    parameters, at the end of the week and at its start; only pairs one side of which
+    was measured in the week. ratio = Paddle / other (for a time: above 1, Paddle slower)."""
+    return conn.execute(
+        """
+        WITH pairs AS (
+            SELECT p.series_id AS ours, o.series_id AS theirs, p.project, p.benchmark,
+                   p.metric, p.unit, p.direction, p.device, p.params::VARCHAR AS params,
+                   o.framework AS competitor
+            FROM series p JOIN series o
+              ON o.project = p.project AND o.benchmark = p.benchmark AND o.task = p.task
+             AND o.metric = p.metric AND o.unit = p.unit AND o.device = p.device
+             AND o.params = p.params AND o.framework <> p.framework
+            WHERE p.framework = 'paddle' AND ($project IS NULL OR p.project = $project)
+        ),
+        ends AS (
+            SELECT series_id,
+                   arg_max(value, measured_at) FILTER (WHERE measured_at < $end) AS now,
+                   arg_max(value, measured_at) FILTER (WHERE measured_at < $start) AS before,
+                   count(*) FILTER (WHERE measured_at >= $start AND measured_at < $end)
+                       AS this_week
+            FROM measurements
+            WHERE status = 'ok' AND value > 0
+              AND series_id IN (SELECT ours FROM pairs UNION SELECT theirs FROM pairs)
+            GROUP BY series_id
+        )
+        SELECT pr.project, pr.benchmark, pr.metric, pr.unit, pr.direction, pr.device,
+               pr.params, pr.competitor, a.now AS paddle, b.now AS other,
+               a.now / b.now AS ratio, a.before / b.before AS ratio_before
+        FROM pairs pr JOIN ends a ON a.series_id = pr.ours JOIN ends b ON b.series_id = pr.theirs
+        WHERE a.now IS NOT NULL AND b.now IS NOT NULL AND a.this_week + b.this_week > 0
+        ORDER BY abs(ln(a.now / b.now)) DESC
+        """,
+        {"start": start, "end": end, "project": project},
+    ).df()
+
+
+def week_quality(
+    conn: duckdb.DuckDBPyConnection, start: datetime, end: datetime, stale_days: int = 28
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Ingest errors recorded in the week or in documents dated in it, by document; and
+    the series measured in the `stale_days` before the week but not in it."""
+    errors = conn.execute(
+        """
+        SELECT e.source_uri AS source, src.url, count(*) AS problems,
+               arg_min(e.reason, e.line) AS first_reason, min(e.line) AS first_line
+        FROM ingest_errors e LEFT JOIN sources src ON src.uri = e.source_uri
+        WHERE (e.seen_at >= $start AND e.seen_at < $end)
+           OR (src.created_at >= $start AND src.created_at < $end)
+        GROUP BY ALL ORDER BY problems DESC, source
+        """,
+        {"start": start, "end": end},
+    ).df()
+    stale = conn.execute(
+        f"""
+        SELECT s.project, {_SERIES_LABEL} AS series, max(m.measured_at) AS last_measured
+        FROM series s JOIN measurements m USING (series_id)
+        WHERE m.measured_at < $end
+        GROUP BY ALL
+        HAVING max(m.measured_at) < $start
+           AND max(m.measured_at) >= $start - to_days($days::INTEGER)
+        ORDER BY last_measured DESC, series
+        """,
+        {"start": start, "end": end, "days": stale_days},
+    ).df()
+    return errors, stale
+
+
+def report_weeks(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The Mondays of the weeks something happened in (a measurement, a milestone, a PR
+    merged or opened), newest first: the weeks a report has something to say about."""
+    return conn.execute(
+        """
+        SELECT DISTINCT date_trunc('week', happened)::DATE AS monday FROM (
+            SELECT DISTINCT measured_at AS happened FROM measurements
+            UNION ALL SELECT date FROM milestones
+            UNION ALL SELECT coalesce(merged_at, created_at) FROM pull_requests
+        ) WHERE happened IS NOT NULL
+        ORDER BY monday DESC
+        """
+    ).df()
+
+
+def latest_outliers(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Series whose newest value is outside their noise: not a change point yet (that
+    takes a few points after it), worth a look before the next run."""
+    return conn.execute(
+        f"""
+        SELECT n.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
+               n.latest_value, n.level, n.latest_change_pct, n.latest_z, n.cv
+        FROM series_noise n JOIN series s USING (series_id)
+        WHERE n.latest_outlier
+        ORDER BY abs(n.latest_z) DESC
+        """
     ).df()

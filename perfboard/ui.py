@@ -9,6 +9,7 @@ and while an ingest holds the file it serves the last result with an "updating" 
 from __future__ import annotations
 
 import copy
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -95,3 +96,29 @@ def missing_store_notice(path: str) -> None:
         f"No database at `{path}` yet. Build the demo with `make demo`, or ingest your own "
         "documents with `python -m ingest auto PATH`."
     )
+
+
+class StoreBusy(Exception):
+    """An ingest held the store for longer than a person should wait on a click."""
+
+
+def write(fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
+    """Run one write (a triage) on the store: opened read-write for this call only,
+    waiting up to `timeout` s for an ingest to let go of it, else StoreBusy (the page
+    keeps what the person typed, so nothing is lost)."""
+    path = db.db_path()
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn = db.connect(path)
+            break
+        except duckdb.IOException:
+            if time.monotonic() >= deadline:
+                raise StoreBusy(
+                    "an ingest is writing to the store; try again in a moment"
+                ) from None
+            time.sleep(0.2)
+    try:
+        return fn(conn, *args)
+    finally:
+        conn.close()

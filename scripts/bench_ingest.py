@@ -14,6 +14,10 @@
 (c) the ROWS file ingested again, unchanged: the time, and that the store file did not
     change.
 
+The ingest runs with --no-detect: (a) and (b) compare reading and storing with their
+ceilings. The change detection an ingest runs afterwards on the series it touched is
+timed on its own, over the store of (a) (`python -m perfboard detect`).
+
 Every run is a fresh process; the steps of a part run in rounds (ceiling, perfboard,
 ceiling, ...) and each figure is the median over --repeat rounds.
 """
@@ -119,11 +123,22 @@ c.close()
 print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n}}))
 """
 
+DETECT = """
+import json, time
+t = time.perf_counter()
+import duckdb
+from perfboard import alerts
+conn = duckdb.connect({db!r})
+result = alerts.detect_store(conn)
+conn.close()
+print(json.dumps({{"seconds": time.perf_counter() - t, "series": result.series}}))
+"""
+
 INGEST = """
 import json, resource, time
 t = time.perf_counter()
 from ingest.cli import main
-status = main([{kind!r}, {path!r}, "--db", {db!r}, "--quiet"])
+status = main([{kind!r}, {path!r}, "--db", {db!r}, "--quiet", "--no-detect"])
 seconds = time.perf_counter() - t
 import duckdb
 c = duckdb.connect({db!r}, read_only=True)
@@ -208,6 +223,11 @@ def bench_results(work: Path, rows: int, repeat: int) -> None:
         f"    ingest results, end to end   : {ours_s:6.2f} s  {rows / ours_s / 1e6:5.2f} M rows/s"
         f"  = {ratio:.2f} of read_json (goal >= 0.33),"
         f" peak {median(runs['ours'], 'peak_mb'):.0f} MB"
+    )
+    detect = interleaved(repeat, [("detect", lambda: DETECT.format(db=str(our_db)), None)])
+    print(
+        f"    then change detection        : {median(detect['detect']):6.2f} s over the"
+        f" {detect['detect'][0]['series']:,} series it touched"
     )
     # (c) the same file again: nothing to do, nothing written.
     before = our_db.stat().st_mtime_ns, our_db.stat().st_size

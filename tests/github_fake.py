@@ -71,6 +71,7 @@ class Recorded:
     query: dict[str, str]  # the first value of each parameter
     headers: dict[str, str]  # lower-case names
     status: int = 0  # 0 while the answer is pending (e.g. during a `delay`)
+    body: bytes = b""  # what a POST sent
 
 
 @dataclass
@@ -350,9 +351,8 @@ class FakeGitHub:
             query.setdefault(name, value)
         headers = {k.lower(): v for k, v in handler.headers.items()}
         length = int(headers.get("content-length") or 0)
-        if length:
-            handler.rfile.read(length)  # keep a kept-alive connection in step
-        recorded = Recorded(method, split.path, query, headers)
+        sent = handler.rfile.read(length) if length else b""  # keeps keep-alive in step
+        recorded = Recorded(method, split.path, query, headers, body=sent)
         with self._lock:
             self.requests.append(recorded)
         canned = self._take_failure(split.path)
@@ -363,7 +363,11 @@ class FakeGitHub:
             if canned is not None and not canned.passthrough:
                 answer = _canned_answer(canned)
             else:
-                answer = self._answer(method, split.path, pairs, query, headers)
+                answer = (
+                    self._post(split.path, headers, sent)
+                    if method == "POST"
+                    else self._answer(method, split.path, pairs, query, headers)
+                )
                 if canned is not None:
                     answer.headers = _merge(answer.headers, canned.headers)
         except Exception:
@@ -410,6 +414,29 @@ class FakeGitHub:
         if link:
             out["Link"] = link
         return _Answer(200, out, body)
+
+    def _post(self, path: str, headers: dict[str, str], sent: bytes) -> _Answer:
+        """POST /repos/O/N/issues/K/comments: a new comment, as GitHub creates it (201)."""
+        if not self._authorized(headers.get("authorization", "")):
+            return _error(401, "Bad credentials")
+        m = _COMMENTS.fullmatch(path)
+        if m is None:
+            return _error(404, "Not Found")
+        repo, number = f"{m.group(1)}/{m.group(2)}", int(m.group(3))
+        with self._lock:
+            key = self._repo_key(repo)
+            if number not in self._issues.get(key, {}) and number not in self._pulls.get(key, {}):
+                return _error(404, "Not Found")
+        try:
+            body = json.loads(sent)["body"]
+        except (ValueError, KeyError, TypeError):
+            return _error(400, "Problems parsing JSON")
+        if not isinstance(body, str) or not body:
+            return _invalid("IssueComment", "body")
+        if len(body) > 65536:  # GitHub's limit on a comment's body
+            return _error(422, "Validation Failed", errors=[{"code": "custom", "field": "body"}])
+        comment = self.add_comment(repo, number, body=body, user="perfboard-bot")
+        return _Answer(201, {"Content-Type": _JSON}, _json(comment))
 
     def _authorized(self, authorization: str) -> bool:
         if self.token is None:

@@ -173,3 +173,41 @@ def test_the_other_pages_render(server: str, browser, url: str, heading: str, na
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     assert not page.locator(".stException").count()
     page.close()
+
+
+def test_the_weekly_report_page_previews_the_report(server: str, browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(f"{server}/report?week=2020-W06")
+    page.get_by_role("heading", name="Weekly report").wait_for(timeout=30_000)
+    frame = page.frame_locator("iframe").first
+    frame.get_by_role("heading", name="Phase progress").wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+    assert frame.locator("svg").count() == 1  # the phase-2 steps, inline
+    assert page.get_by_role("button", name="Download HTML").count() == 1
+    assert not page.locator(".stException").count()
+    page.close()
+
+
+def test_the_html_report_fetches_nothing_and_runs_nothing(browser, tmp_path: Path) -> None:
+    """The hostile week's HTML report opened from disk: the only request is the file
+    itself, and no dialog opens (no script ran)."""
+    from perfboard import db, report
+    from tests.test_report import W06, hostile_store
+
+    conn = db.connect(hostile_store(tmp_path), read_only=True)
+    path = tmp_path / "hostile.html"
+    path.write_text(report.to_html(report.build(conn, W06)), encoding="utf-8")
+    conn.close()
+    page = browser.new_page()
+    asked: list[str] = []
+    dialogs: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_timeout(500)
+    page.mouse.move(10, 10)
+    assert asked == [path.as_uri()] and dialogs == []
+    assert page.get_by_text("<script>alert(1)</script>").count() >= 1  # shown as text
+    page.close()

@@ -1,0 +1,188 @@
+"""Alerts: the change points detection found, grouped by the versions they fall between,
+with the PRs suspected of each and the team's triage."""
+
+from __future__ import annotations
+
+import getpass
+
+import pandas as pd
+import streamlit as st
+
+from perfboard import alerts, charts, queries
+from perfboard.links import pr_links, safe_https
+from perfboard.markup import md_escape
+from perfboard.ui import StoreBusy, StoreMissing, missing_store_notice, query, write
+
+st.title("Alerts")
+try:
+    found = query(queries.alerts)
+except StoreMissing as missing:
+    missing_store_notice(str(missing))
+    st.stop()
+outliers = query(queries.latest_outliers)
+if found.empty and outliers.empty:
+    st.info(
+        "No change detected yet. `python -m perfboard detect` looks for change points in "
+        "every series (each ingest does it for the series it touched)."
+    )
+    st.stop()
+
+asked = st.query_params.get("alert", "")
+if asked not in set(found.alert_key):
+    if not outliers.empty:
+        st.subheader(f"Newest values outside their series' noise ({len(outliers)})")
+        st.caption(
+            "Not a change point yet (that takes a few runs after it); worth a look before "
+            "the next run."
+        )
+        st.dataframe(
+            outliers[["project", "series", "latest_value", "level", "unit", "latest_change_pct"]],
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "latest_value": st.column_config.NumberColumn("newest", format="%.4g"),
+                "level": st.column_config.NumberColumn("its level", format="%.4g"),
+                "latest_change_pct": st.column_config.NumberColumn("change", format="%+.1f%%"),
+            },
+        )
+    st.subheader(f"Change points ({len(found)} alerts)")
+    if found.empty:
+        st.info("No change point detected.")
+        st.stop()
+    cols = st.columns(3)
+    statuses = cols[0].multiselect("Status", alerts.STATUSES, default=["new", "acknowledged"])
+    kinds = cols[1].multiselect("Kind", ["regression", "improvement", "mixed"])
+    projects = cols[2].multiselect("Project", sorted(found.project.unique()))
+    shown = found[found.status.isin(statuses or alerts.STATUSES)]
+    if kinds:
+        shown = shown[shown.kind.isin(kinds)]
+    if projects:
+        shown = shown[shown.project.isin(projects)]
+    shown = shown.assign(open="/alerts?alert=" + shown.alert_key)
+    st.caption(
+        f"{len(shown)} of {len(found)} alerts. A regression is a change for the worse by the "
+        "series' own direction (latency up, throughput down); confidence is one minus the "
+        "step's p-value."
+    )
+    st.dataframe(
+        shown[
+            [
+                "open",
+                "after_at",
+                "project",
+                "kind",
+                "largest_pct",
+                "series",
+                "largest_series",
+                "before_version",
+                "after_version",
+                "confidence",
+                "status",
+                "note",
+            ]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "open": st.column_config.LinkColumn("alert", display_text="open"),
+            "after_at": st.column_config.DatetimeColumn("first point after", format="YYYY-MM-DD"),
+            "largest_pct": st.column_config.NumberColumn("largest change", format="%+.1f%%"),
+            "series": st.column_config.NumberColumn("series"),
+            "confidence": st.column_config.NumberColumn("confidence", format="%.3f"),
+        },
+    )
+    st.stop()
+
+# -- one alert ------------------------------------------------------------------------------
+st.query_params["alert"] = asked
+alert = found[found.alert_key == asked].iloc[0]
+st.page_link("pages/alerts.py", label="All alerts", icon=":material/arrow_back:")
+st.subheader(
+    f"{alert.kind.capitalize()} in {md_escape(alert.project)}: "
+    f"{md_escape(alert.before_version or '?')} → {md_escape(alert.after_version or '?')}"
+)
+cols = st.columns(4)
+cols[0].metric("Largest change", f"{alert.largest_pct:+.1f}%")
+cols[1].metric("Series that moved", int(alert.series))
+cols[2].metric("Confidence", f"{alert.confidence:.3f}")
+cols[3].metric("Status", alert.status)
+
+changes = query(queries.alert_changes, asked)
+points = query(queries.series_points, tuple(int(i) for i in changes.series_id[:8]), 2000)
+points = points.merge(changes[["series_id", "series"]], on="series_id")
+points["pr_link"] = pr_links([None] * len(points), points.pr_repo, points.pr_number)
+ok = points[points.status == "ok"]
+if not ok.empty:
+    units = sorted(changes.unit.dropna().unique())
+    chart = charts.trend_lines(
+        ok, str(changes.metric.iloc[0]), units[0] if len(units) == 1 else "mixed units"
+    )
+    chart = charts.with_change(chart, alert.after_at)
+    st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    if len(changes) > 8:
+        st.caption(f"The 8 largest of {len(changes)} changes are drawn.")
+
+st.markdown("**What changed**")
+changes["source_link"] = [safe_https(u) for u in changes.source_url]
+st.dataframe(
+    changes[
+        [
+            "series",
+            "before",
+            "after",
+            "unit",
+            "change_pct",
+            "change_abs",
+            "p_value",
+            "kind",
+            "before_at",
+            "after_at",
+            "source",
+            "line",
+            "source_link",
+        ]
+    ],
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "before": st.column_config.NumberColumn(format="%.4g"),
+        "after": st.column_config.NumberColumn(format="%.4g"),
+        "change_pct": st.column_config.NumberColumn("change", format="%+.2f%%"),
+        "change_abs": st.column_config.NumberColumn("change (abs)", format="%+.4g"),
+        "p_value": st.column_config.NumberColumn("p", format="%.2g"),
+        "source_link": st.column_config.LinkColumn("link", display_text="open"),
+    },
+)
+
+st.markdown("**Suspected pull requests** (merged between the two sides of the change)")
+suspects = query(queries.alert_suspects, asked)
+if suspects.empty:
+    st.caption(
+        "None known: walk the repository with `python -m ingest git` or sync its PRs with "
+        "`python -m ingest github-prs --all` to see what landed between these versions."
+    )
+else:
+    suspects["link"] = pr_links([None] * len(suspects), suspects.repo, suspects.pr_number)
+    st.dataframe(
+        suspects[["link", "title", "author", "landed_at", "via", "sha"]],
+        hide_index=True,
+        width="stretch",
+        column_config={"link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)")},
+    )
+
+st.markdown("**Triage**")
+with st.form("triage"):
+    status = st.selectbox("Status", alerts.STATUSES, index=alerts.STATUSES.index(alert.status))
+    note = st.text_area("Note", value="" if pd.isna(alert.note) else str(alert.note))
+    who = st.text_input("Who", value=st.session_state.get("triage_who") or getpass.getuser())
+    if st.form_submit_button("Save triage"):
+        st.session_state["triage_who"] = who
+        try:
+            write(alerts.set_triage, asked, status, note, who)
+        except (StoreBusy, ValueError) as error:
+            st.error(f"Not saved: {error}. What you typed is still in the form.")
+        else:
+            st.toast(f"Triage saved: {status}.")
+            st.rerun()
+if not pd.isna(alert.set_by):
+    st.caption(f"Last set by {md_escape(alert.set_by)} at {alert.set_at:%Y-%m-%d %H:%M} UTC.")

@@ -1,0 +1,65 @@
+"""Report: the weekly report of any week, previewed, and downloaded as one HTML file or
+as Markdown with its chart images (to paste into the team's tracking issue)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pandas as pd
+import streamlit as st
+
+from perfboard import queries, report
+from perfboard.ui import page_data, query
+
+st.title("Weekly report")
+weeks = page_data(queries.report_weeks, empty="Nothing to report yet: ingest some documents first.")
+mondays = [monday.date() for monday in pd.to_datetime(weeks.monday)]
+labels = [report.week_label(m) for m in mondays]
+asked = st.query_params.get("week", "")
+cols = st.columns([1, 1, 2])
+label = cols[0].selectbox(
+    "Week (weeks with data, newest first)",
+    labels,
+    index=labels.index(asked) if asked in labels else 0,
+)
+projects = sorted(query(queries.projects).project)
+asked_project = st.query_params.get("project", "")
+project = cols[1].selectbox(
+    "Project",
+    [None, *projects],
+    index=projects.index(asked_project) + 1 if asked_project in projects else 0,
+    format_func=lambda p: "every project" if p is None else p,
+)
+st.query_params.update({"week": label} | ({"project": project} if project else {}))
+if not project:
+    st.query_params.pop("project", None)
+
+rendered = query(report.render, mondays[labels.index(label)], project)
+archive = io.BytesIO()
+with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+    zf.writestr(f"{rendered.stem}.md", rendered.markdown)
+    for name, png in rendered.images.items():
+        zf.writestr(name, png)
+buttons = st.columns([1, 1, 3])
+buttons[0].download_button(
+    "Download HTML",
+    rendered.html.encode(),
+    file_name=f"{rendered.stem}.html",
+    mime="text/html",
+    help="One self-contained file: opens in a browser or a mail client, prints cleanly.",
+)
+buttons[1].download_button(
+    "Download Markdown",
+    archive.getvalue(),
+    file_name=f"{rendered.stem}.zip",
+    mime="application/zip",
+    help="The Markdown and its chart images, to paste into a GitHub issue comment.",
+)
+st.caption(
+    "From the command line: `python -m perfboard.report --week "
+    f"{label} --format md|html --out DIR` (add `--post ISSUE_URL` to post it)."
+)
+# The HTML holds no script and escapes every text it shows; the preview still runs in an
+# iframe of its own, apart from the page.
+st.iframe(rendered.html, height=1400)

@@ -1,0 +1,229 @@
+"""Change points of the stored series, grouped into alerts, and the alerts' triage.
+
+`detect` runs perfboard.detect over each series' whole history (its ok values in time
+order) and replaces that series' change points and noise figures in one transaction. A
+change point belongs to an alert: the same project and the same versions on either side
+make one alert however many series moved (a PR that slows every batch size of ERNIE is
+one alert, not eleven). The alert's key is a hash of those, so it is the same key after
+any re-detection or re-ingest, and the triage people set on it stays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import pairwise
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from perfboard import detect
+
+STATUSES = ("new", "acknowledged", "invalid", "fixed", "wontfix")
+CONFIDENCE = 0.99
+
+
+def alert_key(
+    project: str, before_version: str | None, after_version: str | None, after_at: datetime | None
+) -> str:
+    """The same change seen again has the same key: versions when both are known, else
+    the day of the first point after it."""
+    if before_version and after_version:
+        identity = f"{project}\x1f{before_version}\x1f{after_version}"
+    else:
+        identity = f"{project}\x1f{after_at:%Y-%m-%d}" if after_at else f"{project}\x1f?"
+    return hashlib.sha1(identity.encode()).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class DetectResult:
+    series: int  # series examined
+    change_points: int
+    too_noisy: int
+    latest_outliers: int  # series whose newest value is outside their noise
+    rows: list[dict[str, object]]  # the change points found, for printing
+
+
+_CHANGE_COLUMNS = {
+    "series_id": pa.int64(),
+    "alert_key": pa.string(),
+    "position": pa.int64(),
+    "before_version": pa.string(),
+    "after_version": pa.string(),
+    "before_at": pa.timestamp("us"),
+    "after_at": pa.timestamp("us"),
+    "before": pa.float64(),
+    "after": pa.float64(),
+    "change_pct": pa.float64(),
+    "p_value": pa.float64(),
+    "kind": pa.string(),
+    "source_id": pa.int64(),
+    "line": pa.int64(),
+}
+_NOISE_COLUMNS = {
+    "series_id": pa.int64(),
+    "points": pa.int64(),
+    "level": pa.float64(),
+    "cv": pa.float64(),
+    "min_effect_pct": pa.float64(),
+    "too_noisy": pa.bool_(),
+    "latest_value": pa.float64(),
+    "latest_change_pct": pa.float64(),
+    "latest_z": pa.float64(),
+    "latest_outlier": pa.bool_(),
+    "detected_at": pa.timestamp("us"),
+}
+
+
+def detect_store(
+    conn: duckdb.DuckDBPyConnection,
+    series_ids: Iterable[int] | None = None,
+    project: str | None = None,
+    confidence: float = CONFIDENCE,
+) -> DetectResult:
+    """Detect change points in the given series (default: every series, or a project's)
+    and store them, replacing what an earlier detection stored for those series."""
+    ids = None if series_ids is None else sorted({int(i) for i in series_ids})
+    # A cursor of its own: conn may hold an unfinished result of its caller's, and
+    # DuckDB's relation API refuses to run beside one.
+    points = (
+        conn.cursor()
+        .sql(
+            """
+        SELECT m.series_id, m.value, m.version, m.measured_at, m.source_id, m.line,
+               s.project, s.direction
+        FROM measurements m JOIN series s USING (series_id)
+        WHERE m.status = 'ok' AND isfinite(m.value)
+          AND ($ids IS NULL OR list_contains($ids, m.series_id))
+          AND ($project IS NULL OR s.project = $project)
+        ORDER BY m.series_id, m.measured_at NULLS FIRST, m.source_id, m.line
+        """,
+            params={"ids": ids, "project": project},
+        )
+        .to_arrow_table()
+    )
+    now = datetime.now(UTC).replace(tzinfo=None)
+    found: list[dict[str, object]] = []
+    noise_rows: list[dict[str, object]] = []
+    series_col = points.column("series_id").to_numpy()
+    values = points.column("value").to_numpy()
+    # Rows come ordered by series: each series is the run between two changes of id.
+    starts = np.flatnonzero(np.diff(series_col, prepend=-1))
+    columns = {name: points.column(name) for name in ("version", "measured_at", "source_id")}
+    lines, projects, directions = (
+        points.column("line"),
+        points.column("project"),
+        points.column("direction"),
+    )
+    for start, end in pairwise([*starts, len(values)]):
+        series_id = int(series_col[start])
+        seen = detect.examine(values[start:end], confidence)
+        figures, latest = seen.noise, seen.latest
+        noise_rows.append(
+            {
+                "series_id": series_id,
+                "points": end - start,
+                "level": figures.level,
+                "cv": figures.cv,
+                "min_effect_pct": figures.min_effect_pct,
+                "too_noisy": figures.too_noisy,
+                "latest_value": latest.value,
+                "latest_change_pct": latest.change_pct,
+                "latest_z": latest.z,
+                "latest_outlier": latest.outlier and not figures.too_noisy,
+                "detected_at": now,
+            }
+        )
+        if figures.too_noisy:
+            continue
+        project_name = projects[start].as_py()
+        lower_is_better = directions[start].as_py() == "lower"
+        for cp in seen.change_points:
+            before_i, after_i = start + cp.index - 1, start + cp.index
+            before_version = columns["version"][before_i].as_py()
+            after_version = columns["version"][after_i].as_py()
+            after_at = columns["measured_at"][after_i].as_py()
+            worse = cp.change_pct > 0 if lower_is_better else cp.change_pct < 0
+            found.append(
+                {
+                    "series_id": series_id,
+                    "alert_key": alert_key(project_name, before_version, after_version, after_at),
+                    "position": cp.index,
+                    "before_version": before_version,
+                    "after_version": after_version,
+                    "before_at": columns["measured_at"][before_i].as_py(),
+                    "after_at": after_at,
+                    "before": cp.before,
+                    "after": cp.after,
+                    "change_pct": cp.change_pct,
+                    "p_value": cp.p_value,
+                    "kind": "regression" if worse else "improvement",
+                    "source_id": columns["source_id"][after_i].as_py(),
+                    "line": lines[after_i].as_py(),
+                }
+            )
+    _replace(conn, ids, project, found, noise_rows)
+    return DetectResult(
+        len(noise_rows),
+        len(found),
+        sum(bool(r["too_noisy"]) for r in noise_rows),
+        sum(bool(r["latest_outlier"]) for r in noise_rows),
+        found,
+    )
+
+
+def _replace(
+    conn: duckdb.DuckDBPyConnection,
+    ids: list[int] | None,
+    project: str | None,
+    found: list[dict[str, object]],
+    noise_rows: list[dict[str, object]],
+) -> None:
+    scope = (
+        "($ids IS NULL OR list_contains($ids, series_id)) AND ($project IS NULL OR series_id IN"
+        " (SELECT series_id FROM series WHERE project = $project))"
+    )
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        for table in ("change_points", "series_noise"):
+            conn.execute(f"DELETE FROM {table} WHERE {scope}", {"ids": ids, "project": project})
+        for table, rows, schema in (
+            ("change_points", found, _CHANGE_COLUMNS),
+            ("series_noise", noise_rows, _NOISE_COLUMNS),
+        ):
+            if rows:
+                arrow = pa.Table.from_pylist(rows, schema=pa.schema(list(schema.items())))
+                conn.register("_detected", arrow)
+                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _detected")
+                conn.unregister("_detected")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str, who: str) -> None:
+    """Set an alert's triage, and log the change; the alert need not be detected now
+    (a triage set on an alert stays when a later detection no longer finds it)."""
+    if status not in STATUSES:
+        raise ValueError(f"triage status must be one of {', '.join(STATUSES)}, not {status!r}")
+    if not who.strip():
+        raise ValueError("say who sets the triage")
+    now = datetime.now(UTC).replace(tzinfo=None)
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute(
+            "INSERT OR REPLACE INTO alert_triage VALUES (?, ?, ?, ?, ?)",
+            [key, status, note or None, who.strip(), now],
+        )
+        conn.execute(
+            "INSERT INTO alert_triage_log VALUES (?, ?, ?, ?, ?)",
+            [key, status, note or None, who.strip(), now],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,638 @@
+"""The weekly report: what one ISO week changed, written for the team's tracking issue.
+
+    python -m perfboard.report [--week 2020-W06] [--project P] --format md|html [--out DIR]
+                               [--post https://github.com/OWNER/REPO/issues/N]
+
+`build` reads the store into a Report (sections of tables and charts; every piece of
+text from a document or from GitHub is kept as data); `to_markdown` and `to_html` write
+it. Markdown pastes into a GitHub comment (tables, PR links, charts as PNG files beside
+it); HTML is one self-contained file (inline SVG, inline CSS, no script, nothing fetched)
+that reads in a mail client and in print. Untrusted text is escaped for each format at
+the moment it is written, never before, so neither format can be tricked by the other's
+escaping. `--week` defaults to the last full ISO week.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import altair as alt
+import duckdb
+import pandas as pd
+
+from perfboard import charts, db, queries
+from perfboard.links import pr_url, safe_https
+from perfboard.markup import md_escape
+
+CHART_WIDTH = 640  # px: fits a GitHub comment, a mail and an A4 page
+
+# -- the report as data --------------------------------------------------------------------
+
+
+class Own(str):
+    """Text perfboard wrote itself (numbers, labels): Markdown shows it unescaped, so the
+    raw comment stays readable. Anything from a document or GitHub is a plain str and is
+    escaped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    text: str
+    url: str | None  # validated https, or None: shown as plain text
+
+
+Cell = str | Link | None
+
+
+@dataclass(slots=True)
+class Table:
+    columns: list[str]
+    rows: list[list[Cell]]
+
+
+@dataclass(slots=True)
+class Chart:
+    name: str  # file name stem of its PNG
+    title: str
+    spec: alt.TopLevelMixin
+
+
+Paragraph = list[Cell]
+
+
+@dataclass(slots=True)
+class Section:
+    title: str
+    blocks: list[Paragraph | Table | Chart] = field(default_factory=list)  # in order
+
+    def say(self, *cells: Cell) -> None:
+        self.blocks.append(list(cells))
+
+
+@dataclass(slots=True)
+class Report:
+    week: str  # 2020-W06
+    start: date  # Monday
+    end: date  # the next Monday (exclusive)
+    project: str | None
+    sections: list[Section]
+
+    @property
+    def title(self) -> str:
+        scope = f" · {self.project}" if self.project else ""
+        last = self.end - timedelta(days=1)
+        return f"perfboard weekly report {self.week}{scope} ({self.start} to {last})"
+
+    @property
+    def stem(self) -> str:
+        return f"perfboard-{self.week}" + (f"-{_slug(self.project)}" if self.project else "")
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)[:40]
+
+
+# -- weeks -------------------------------------------------------------------------------------
+
+
+def parse_week(text: str) -> date:
+    """The Monday of an ISO week written 2020-W06."""
+    try:
+        year, week = text.upper().split("-W")
+        return date.fromisocalendar(int(year), int(week), 1)
+    except ValueError:
+        raise ValueError(f"week {text!r} is not an ISO week like 2020-W06") from None
+
+
+def last_full_week(today: date | None = None) -> date:
+    today = today or datetime.now(UTC).date()
+    return today - timedelta(days=today.weekday() + 7)
+
+
+def week_label(monday: date) -> str:
+    year, week, _ = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+# -- building it -------------------------------------------------------------------------------
+
+
+def _num(value: object, digits: int = 4) -> Own:
+    if value is None or pd.isna(value):
+        return Own("–")
+    return Own(f"{float(value):.{digits}g}")
+
+
+def _pct(value: object) -> Own:
+    if value is None or pd.isna(value):
+        return Own("–")
+    return Own(f"{float(value):+.1f}%")
+
+
+def _change(now: object, before: object) -> Own:
+    if pd.isna(now) or pd.isna(before) or not before:
+        return Own("–")
+    return _pct((float(now) - float(before)) / float(before) * 100)
+
+
+def _pr(repo: object, number: object, url: object = None) -> Link:
+    return Link(
+        f"{repo}#{int(number)}" if repo else f"#{int(number)}",
+        safe_https(url) or pr_url(repo, number),
+    )  # type: ignore[arg-type]
+
+
+def ratio_words(ratio: float, direction: str, other: str) -> str:
+    """ "Paddle 1.44x slower than tensorflow": a ratio with its direction, never bare.
+
+    `ratio` is Paddle / other; `direction` is the metric's (lower or higher is better).
+    """
+    if pd.isna(ratio) or ratio <= 0:
+        return "–"
+    factor = ratio if ratio >= 1 else 1 / ratio
+    if factor < 1.005:
+        return f"Paddle on par with {other}"
+    worse_word, better_word = ("slower", "faster") if direction == "lower" else ("lower", "higher")
+    worse = ratio > 1 if direction == "lower" else ratio < 1
+    return f"Paddle {factor:.2f}x {worse_word if worse else better_word} than {other}"
+
+
+def build(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None = None) -> Report:
+    start = datetime.combine(monday, datetime.min.time())
+    end = start + timedelta(days=7)
+    report = Report(week_label(monday), monday, monday + timedelta(days=7), project, [])
+    report.sections = [
+        _headlines(conn, start, end, project),
+        _phases(conn, start, end, project),
+        _prs(conn, start, end, project),
+        _alerts(conn, start, end, project),
+        _gaps(conn, start, end, project),
+        _quality(conn, start, end),
+    ]
+    return report
+
+
+def _headlines(conn, start, end, project) -> Section:  # type: ignore[no-untyped-def]
+    section = Section("Headline numbers")
+    rows: list[list[Cell]] = []
+    for p in queries.week_phases(conn, start, end, project).itertuples():
+        to_go = p.this_week - p.target if not pd.isna(p.target) else math.nan
+        rows.append(
+            [
+                p.project,
+                f"phase {p.name}",
+                _num(p.this_week),
+                _num(p.last_week),
+                p.unit,
+                _change(p.this_week, p.last_week),
+                _num(p.target),
+                _num(to_go) if not pd.isna(to_go) else Own("no target set"),
+            ]
+        )
+    heads = queries.week_headlines(conn, start, end, project)
+    for h in heads.itertuples():
+        rows.append(
+            [
+                h.project,
+                h.series,
+                _num(h.this_week),
+                _num(h.last_week),
+                h.unit,
+                _change(h.this_week, h.last_week),
+                None,
+                None,
+            ]
+        )
+    if rows:
+        section.blocks.append(
+            Table(
+                ["project", "what", "this week", "last week", "unit", "change", "target", "to go"],
+                rows,
+            )
+        )
+    else:
+        section.say(Own("Nothing measured in the four weeks to the end of this week."))
+    if not heads.empty:
+        # The eight weeks to the week's end, one chart per unit (ms and samples/s do not
+        # share an axis).
+        points = queries.series_points(conn, tuple(int(i) for i in heads.series_id), 500)
+        recent = (points.measured_at >= end - timedelta(days=56)) & (points.measured_at < end)
+        points = points[recent & (points.status == "ok")].merge(
+            heads[["series_id", "series", "unit"]], on="series_id"
+        )
+        points["pr_link"] = None
+        for unit, group in points.groupby("unit"):
+            section.blocks.append(
+                Chart(
+                    f"headline-{_slug(str(unit))}",
+                    f"Headline series ({unit}), the eight weeks to {end:%Y-%m-%d}",
+                    charts.trend_lines(group, "value", str(unit)),
+                )
+            )
+    return section
+
+
+def _phases(conn, start, end, project) -> Section:  # type: ignore[no-untyped-def]
+    section = Section("Phase progress")
+    phases = queries.week_phases(conn, start, end, project)
+    if phases.empty:
+        section.say(Own("No phase has a milestone recorded by the end of this week."))
+        return section
+    for p in phases.itertuples():
+        steps = queries.milestones(conn, int(p.phase_id))
+        steps = steps[pd.to_datetime(steps.date) < end]
+        steps["pr_link"] = [
+            pr_url(r, n) for r, n in zip(steps.pr_repo, steps.pr_number, strict=True)
+        ]
+        baseline = float(p.baseline) if not pd.isna(p.baseline) else None
+        target = float(p.target) if not pd.isna(p.target) else None
+        progress = (
+            f"{(baseline - p.this_week) / (baseline - target):.0%} of the way to the target"
+            if baseline is not None and target is not None and baseline != target
+            else "no target set"
+        )
+        section.say(
+            p.project,
+            Own(" · "),
+            p.name,
+            Own(f": {_num(p.this_week)} "),
+            p.unit,
+            Own(
+                f" (baseline {_num(baseline)}; {progress};"
+                f" {int(p.milestones_this_week)} milestone(s) recorded this week)"
+            ),
+        )
+        if not p.milestones_this_week:
+            continue  # its chart would say what last week's said
+        section.blocks.append(
+            Chart(
+                f"phase-{int(p.phase_id)}",
+                f"{p.name}: {p.unit} after each milestone",
+                charts.phase_steps(steps, str(p.unit), baseline, target),
+            )
+        )
+    return section
+
+
+def _prs(conn, start, end, project) -> Section:  # type: ignore[no-untyped-def]
+    section = Section("Pull requests of the week")
+    prs = queries.week_prs(conn, start, end, project)
+    if prs.empty:
+        section.say(Own("No PR was merged or recorded this week."))
+        return section
+    claims = queries.pr_claims(conn)
+    rows: list[list[Cell]] = []
+    for pr in prs.itertuples():
+        said = claims[(claims.pr_number == pr.number) & (claims.pr_repo == pr.repo)]
+        claimed = "; ".join(
+            f"{_num(c.before)} → {_num(c.after)} {c.unit}"
+            if not pd.isna(c.before)
+            else f"{_num(c.percent, 3)}%"
+            for c in said.itertuples()
+        )
+        measured = (
+            f"{_num(pr.before)} → {_num(pr.after)} {pr.unit} ({_pct(-pr.reduction * 100)})"
+            if not pd.isna(pr.reduction)
+            else "–"
+        )
+        rows.append(
+            [
+                _pr(pr.repo, pr.number, pr.url),
+                pr.title if isinstance(pr.title, str) else "",
+                pr.author if isinstance(pr.author, str) else "",
+                Own(pr.how),
+                measured,
+                claimed or Own("–"),
+            ]
+        )
+    section.blocks.append(
+        Table(["PR", "title", "author", "this week", "measured", "claimed"], rows)
+    )
+    return section
+
+
+def _alerts(conn, start, end, project) -> Section:  # type: ignore[no-untyped-def]
+    section = Section("Regressions and improvements detected")
+    found = queries.alerts(conn)
+    found = found[(found.after_at >= start) & (found.after_at < end)]
+    if project:
+        found = found[found.project == project]
+    if found.empty:
+        section.say(Own("No change point falls in this week."))
+        return section
+    rows: list[list[Cell]] = [
+        [
+            Own(a.kind),
+            a.project,
+            a.largest_series,
+            _pct(a.largest_pct),
+            Own(str(int(a.series))),
+            f"{a.before_version or '?'} → {a.after_version or '?'}",
+            Own(f"{a.confidence:.3f}"),
+            a.status + (f": {a.note}" if isinstance(a.note, str) and a.note else ""),
+        ]
+        for a in found.itertuples()
+    ]
+    section.blocks.append(
+        Table(
+            [
+                "kind",
+                "project",
+                "largest change in",
+                "change",
+                "series",
+                "versions",
+                "confidence",
+                "triage",
+            ],
+            rows,
+        )
+    )
+    return section
+
+
+def _gaps(conn, start, end, project) -> Section:  # type: ignore[no-untyped-def]
+    section = Section("Competitor gaps that moved")
+    gaps = queries.week_gaps(conn, start, end, project)
+    moved = gaps[gaps.ratio_before.isna() | ((gaps.ratio / gaps.ratio_before - 1).abs() >= 0.02)]
+    if moved.empty:
+        section.say(Own("No comparison with another framework moved this week."))
+        return section
+    rows: list[list[Cell]] = [
+        [
+            g.benchmark,
+            g.metric,
+            g.params if g.params != "{}" else "",
+            f"{_num(g.paddle)} / {_num(g.other)} {g.unit}",
+            ratio_words(g.ratio, g.direction, g.competitor),
+            ratio_words(g.ratio_before, g.direction, g.competitor)
+            if not pd.isna(g.ratio_before)
+            else "new this week",
+        ]
+        for g in moved.itertuples()
+    ]
+    section.blocks.append(
+        Table(["benchmark", "metric", "config", "Paddle / other", "now", "a week before"], rows)
+    )
+    return section
+
+
+def _quality(conn, start, end) -> Section:  # type: ignore[no-untyped-def]
+    section = Section("Data quality")
+    errors, stale = queries.week_quality(conn, start, end)
+    if errors.empty:
+        section.say(Own("No ingest error this week."))
+    else:
+        section.blocks.append(
+            Table(
+                ["document", "problems", "first", "line"],
+                [
+                    [
+                        Link(e.source, safe_https(e.url)),
+                        Own(str(int(e.problems))),
+                        e.first_reason,
+                        Own(str(int(e.first_line))) if not pd.isna(e.first_line) else None,
+                    ]
+                    for e in errors.itertuples()
+                ],
+            )
+        )
+    if stale.empty:
+        section.say(Own("No series went stale (measured in the four weeks before, not this week)."))
+    else:
+        section.blocks.append(
+            Table(
+                ["project", "stale series", "last measured"],
+                [
+                    [s.project, s.series, Own(f"{s.last_measured:%Y-%m-%d}")]
+                    for s in stale.itertuples()
+                ],
+            )
+        )
+    return section
+
+
+# -- writing it ----------------------------------------------------------------------------------
+
+
+def _md_cell(cell: Cell) -> str:
+    if cell is None:
+        return ""
+    if isinstance(cell, Own):
+        return str(cell)
+    if isinstance(cell, Link):
+        if cell.url is None:
+            return md_escape(cell.text)
+        # Parentheses and spaces would end the link target early: percent-encode them.
+        target = cell.url.replace("(", "%28").replace(")", "%29")
+        return f"[{md_escape(cell.text)}]({target})"
+    return md_escape(cell)
+
+
+def to_markdown(report: Report, images: Callable[[Chart], str | None] | None = None) -> str:
+    """GitHub-flavoured Markdown. `images(chart)` writes the chart and returns the path
+    to link it by (None: no image, e.g. for a comment posted through the API)."""
+    scope = f" · {md_escape(report.project)}" if report.project else ""
+    last = report.end - timedelta(days=1)
+    out = [f"# perfboard weekly report {report.week}{scope} ({report.start} to {last})", ""]
+    for section in report.sections:
+        out += [f"## {section.title}", ""]
+        for block in section.blocks:
+            if isinstance(block, Table):
+                out.append("| " + " | ".join(block.columns) + " |")
+                out.append("|" + "---|" * len(block.columns))
+                out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in block.rows]
+            elif isinstance(block, Chart):
+                path = images(block) if images else None
+                if not path:
+                    continue
+                out.append(f"![{md_escape(block.title)}]({path})")
+            else:
+                out.append("".join(_md_cell(c) for c in block))
+            out.append("")
+    out.append("_Written by perfboard from the numbers in its store; every PR links to GitHub._")
+    return "\n".join(out) + "\n"
+
+
+def _spec(chart: Chart) -> dict:
+    """The chart at a fixed width (a page or a mail has no container to stretch to), in
+    the generic sans-serif: vl-convert measures every label in the first font named, and
+    the CJK font took a 275-point chart from 0.3 s to 0.9 s. Chinese text is still drawn
+    in CJK glyphs, by font fallback (tests/test_report.py checks a rendered label)."""
+    spec = charts.themed(chart.spec.properties(width=CHART_WIDTH)).to_dict()
+    spec["config"]["font"] = "sans-serif"
+    return spec
+
+
+def write_pngs(report: Report, folder: Path) -> Callable[[Chart], str]:
+    """An `images` for to_markdown that draws each chart to a PNG in `folder`."""
+    import vl_convert as vlc
+
+    def draw(chart: Chart) -> str:
+        name = f"{report.stem}-{chart.name}.png"
+        png = vlc.vegalite_to_png(_spec(chart), scale=2)
+        (folder / name).write_bytes(png)
+        return name
+
+    return draw
+
+
+_CSS = """
+body { font-family: "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", -apple-system,
+       "Segoe UI", Roboto, sans-serif; color: #1f2328; max-width: 60rem; margin: 2rem auto;
+       padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem;
+  border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left;
+         vertical-align: top; }
+th { background: #f6f8fa; }
+figure { margin: 1rem 0; page-break-inside: avoid; }
+figcaption { font-size: .85rem; color: #59636e; }
+svg { max-width: 100%; height: auto; }
+a { color: #0969da; }
+@media print { body { margin: 0; max-width: none; } a { color: inherit; } }
+"""
+
+
+def _html_cell(cell: Cell) -> str:
+    if cell is None:
+        return ""
+    if isinstance(cell, Link):
+        text = html.escape(cell.text)
+        return f'<a href="{html.escape(cell.url)}">{text}</a>' if cell.url else text
+    return html.escape(cell)
+
+
+def to_html(report: Report) -> str:
+    """One self-contained HTML file: inline CSS and SVG charts; no script, no fetch."""
+    import vl_convert as vlc
+
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(report.title)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(report.title)}</h1>",
+    ]
+    for section in report.sections:
+        out.append(f"<h2>{html.escape(section.title)}</h2>")
+        for block in section.blocks:
+            if isinstance(block, Table):
+                out.append("<table><thead><tr>")
+                out += [f"<th>{html.escape(c)}</th>" for c in block.columns]
+                out.append("</tr></thead><tbody>")
+                for row in block.rows:
+                    out.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>")
+                out.append("</tbody></table>")
+            elif isinstance(block, Chart):
+                svg = vlc.vegalite_to_svg(_spec(block))
+                out.append(
+                    f"<figure>{svg}<figcaption>{html.escape(block.title)}</figcaption></figure>"
+                )
+            else:
+                out.append("<p>" + "".join(_html_cell(c) for c in block) + "</p>")
+    out.append(
+        "<p><small>Written by perfboard from the numbers in its store; every PR links to"
+        " GitHub.</small></p></body></html>"
+    )
+    return "\n".join(out) + "\n"
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m perfboard.report", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--week", help="ISO week, e.g. 2020-W06 (default: the last full week)")
+    parser.add_argument("--project", help="only this project")
+    parser.add_argument("--format", choices=("md", "html"), default="md")
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder to write into")
+    parser.add_argument("--post", metavar="ISSUE_URL", help="post the Markdown as a comment")
+    parser.add_argument("--api-url", help="GitHub API (default: GITHUB_API_URL or api.github.com)")
+    parser.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
+    args = parser.parse_args(argv)
+    from ingest.github import GitHubError  # the client of --post
+
+    started = time.perf_counter()
+    try:
+        monday = parse_week(args.week) if args.week else last_full_week()
+        path = args.db or db.db_path()
+        if not Path(path).exists():
+            raise ValueError(f"no database at {path}")
+        conn = db.connect(path, read_only=True)
+        try:
+            report = build(conn, monday, args.project)
+        finally:
+            conn.close()
+        args.out.mkdir(parents=True, exist_ok=True)
+        if args.format == "md":
+            text = to_markdown(report, write_pngs(report, args.out))
+        else:
+            text = to_html(report)
+        target = args.out / f"{report.stem}.{args.format}"
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target} in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+        if args.post:
+            print(f"posted: {post(report, args.post, args.api_url)}", file=sys.stderr)
+    except (ValueError, OSError, duckdb.Error) as error:
+        print(f"perfboard.report: {error}", file=sys.stderr)
+        return 2
+    except GitHubError as error:  # the report is written; only the post failed
+        print(f"perfboard.report: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def post(report: Report, issue_url: str, api_url: str | None = None) -> str:
+    """Post the report's Markdown (charts left out: the API takes no images) as a comment
+    on the team's tracking issue; returns the comment's URL."""
+    from ingest import github
+
+    repo, number = github.parse_issue_url(issue_url)
+    client = github.GitHubClient(api_url)
+    body = (
+        to_markdown(report)
+        + "\n_Charts: in the HTML report, or the PNG files beside the Markdown._\n"
+    )
+    comment = client.post(f"repos/{repo}/issues/{number}/comments", {"body": body})
+    return str(comment.get("html_url", ""))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+@dataclass(slots=True)
+class Rendered:
+    """A report in both formats, for the Report page's preview and downloads."""
+
+    title: str
+    stem: str
+    markdown: str
+    html: str
+    images: dict[str, bytes]  # PNG by file name, linked from the Markdown
+
+
+def render(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None) -> Rendered:
+    import vl_convert as vlc
+
+    report = build(conn, monday, project)
+    images: dict[str, bytes] = {}
+
+    def keep(chart: Chart) -> str:
+        name = f"{report.stem}-{chart.name}.png"
+        images[name] = vlc.vegalite_to_png(_spec(chart), scale=2)
+        return name
+
+    return Rendered(report.title, report.stem, to_markdown(report, keep), to_html(report), images)

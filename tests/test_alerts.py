@@ -1,0 +1,199 @@
+"""Change detection over the store: alerts grouped by versions, suspects, triage that
+survives re-detection and re-ingest, the detect command and the Alerts page."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+from ingest.results import write_records
+from perfboard import alerts, db, queries
+from perfboard.__main__ import main as perfboard_main
+from tests.conftest import ingest
+from tests.test_app import run_page
+from tests.test_results import RECORD
+
+START = datetime(2020, 1, 1)
+# The ERNIE phase-2 table of PaddlePaddle/benchmark#165 on a P4: 10 ms, then 9.5 ms
+# after PR 22486, then 8.4 ms after PR 22494; 30 nightly runs at each level.
+LEVELS = [(10.0, 30), (9.5, 30), (8.4, 30)]
+
+
+def sha(night: int) -> str:
+    return hashlib.sha1(f"night {night}".encode()).hexdigest()
+
+
+def nightly(path: Path, batch_sizes=(1, 2), levels=LEVELS, noise=0.01, seed=7, **extra) -> Path:
+    rng = np.random.default_rng(seed)
+    records = []
+    for batch in batch_sizes:
+        night = 0
+        for level, count in levels:
+            for _ in range(count):
+                records.append(
+                    {
+                        **RECORD,
+                        "params": {"batch_size": batch, "seq_len": 128},
+                        "version": sha(night),
+                        "time": f"{START + timedelta(days=night):%Y-%m-%dT%H:%M:%SZ}",
+                        "value": round(float(level * (1 + noise * rng.standard_normal())), 4),
+                        **extra,
+                    }
+                )
+                night += 1
+    write_records(records, path)
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    target = tmp_path / "alerts.duckdb"
+    assert ingest("results", str(nightly(tmp_path / "ernie.jsonl")), "--db", str(target)) == 0
+    return target
+
+
+def test_a_step_in_several_series_is_one_alert(store: Path) -> None:
+    conn = db.connect(store)
+    result = alerts.detect_store(conn)
+    assert (result.series, result.change_points, result.too_noisy) == (2, 4, 0)
+    found = queries.alerts(conn).sort_values("after_at")
+    assert list(found.after_version) == [sha(30), sha(60)]
+    assert list(found.before_version) == [sha(29), sha(59)]
+    assert list(found.series) == [2, 2] and list(found.kind) == ["improvement"] * 2
+    assert found.largest_pct.round(0).tolist() == [-5.0, -12.0]
+    assert list(found.status) == ["new", "new"] and (found.confidence > 0.99).all()
+    changes = queries.alert_changes(conn, found.alert_key.iloc[1])
+    assert changes.before.round(1).tolist() == [9.5, 9.5]
+    assert changes.after.round(1).tolist() == [8.4, 8.4]
+    assert set(changes.line) == {61, 151}  # the first point after, in each series
+    noise = conn.execute("SELECT cv, too_noisy FROM series_noise").fetchall()
+    assert all(0.005 < cv < 0.02 and not noisy for cv, noisy in noise)
+    conn.close()
+
+
+def test_direction_decides_regression_or_improvement(tmp_path: Path) -> None:
+    target = tmp_path / "qps.duckdb"
+    path = nightly(
+        tmp_path / "qps.jsonl",
+        batch_sizes=(1,),
+        levels=[(120.0, 40), (100.0, 40)],
+        metric="throughput",
+        unit="samples/s",
+        direction="higher",
+    )
+    assert ingest("results", str(path), "--db", str(target)) == 0
+    conn = db.connect(target)
+    alerts.detect_store(conn)
+    [kind] = queries.alerts(conn).kind
+    assert kind == "regression"  # throughput fell
+    conn.close()
+
+
+def test_flat_noise_gives_no_alert(tmp_path: Path) -> None:
+    target = tmp_path / "flat.duckdb"
+    path = nightly(tmp_path / "flat.jsonl", batch_sizes=(1, 2, 4), levels=[(10.0, 120)])
+    assert ingest("results", str(path), "--db", str(target)) == 0
+    conn = db.connect(target)
+    assert alerts.detect_store(conn).change_points == 0
+    conn.close()
+
+
+def test_triage_survives_redetection_and_reingest(store: Path, tmp_path: Path) -> None:
+    conn = db.connect(store)
+    alerts.detect_store(conn)
+    key = queries.alerts(conn).sort_values("after_at").alert_key.iloc[0]
+    alerts.set_triage(conn, key, "acknowledged", "PR 22486: expected", "xreki")
+    alerts.set_triage(conn, key, "fixed", "confirmed on P4", "NHZlX")
+    alerts.detect_store(conn)
+    conn.close()
+    # The same nights measured again with other noise: the document is replaced.
+    again = nightly(tmp_path / "ernie.jsonl", seed=8)
+    assert ingest("results", str(again), "--db", str(store)) == 0
+    conn = db.connect(store)
+    alerts.detect_store(conn)
+    row = queries.alerts(conn).set_index("alert_key").loc[key]
+    assert (row.status, row.note, row.set_by) == ("fixed", "confirmed on P4", "NHZlX")
+    log = conn.execute("SELECT status, set_by FROM alert_triage_log ORDER BY set_at").fetchall()
+    assert log == [("acknowledged", "xreki"), ("fixed", "NHZlX")]
+    with pytest.raises(ValueError, match="must be one of"):
+        alerts.set_triage(conn, key, "closed", "", "xreki")
+    conn.close()
+
+
+def test_suspects_are_the_prs_merged_between_the_sides(store: Path) -> None:
+    conn = db.connect(store)
+    alerts.detect_store(conn)
+    conn.execute(
+        "INSERT INTO pull_requests (repo, number, title, author, merged_at, origin, synced_at)"
+        " VALUES ('PaddlePaddle/Paddle', 22486, 'Fuse three fc to multihead matmul', 'NHZlX',"
+        " $inside, 'test', now()), ('PaddlePaddle/Paddle', 22494,"
+        " 'Embedding_eltwise_layernorm Fuse', 'NHZlX', $later, 'test', now())",
+        {
+            "inside": START + timedelta(days=29, hours=12),  # between nights 29 and 30
+            "later": START + timedelta(days=59, hours=12),
+        },
+    )
+    first, second = queries.alerts(conn).sort_values("after_at").alert_key
+    assert queries.alert_suspects(conn, first).pr_number.tolist() == [22486]
+    assert queries.alert_suspects(conn, second).pr_number.tolist() == [22494]
+    conn.close()
+
+
+def test_detect_command(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert perfboard_main(["detect", "--db", str(store), "--json"]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [round(r["change_pct"]) for r in rows] == [-5, -5, -12, -12]
+    assert rows[0]["series"].startswith("ernie · ernie · latency · paddle · Tesla P4")
+    assert "2 series examined, 4 change points, 0 too noisy" in err
+    assert perfboard_main(["detect", "--db", str(store.with_name("none.duckdb"))]) == 2
+
+
+def test_alerts_page_lists_opens_and_triages(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conn = db.connect(store)
+    alerts.detect_store(conn)
+    key = queries.alerts(conn).sort_values("after_at").alert_key.iloc[1]
+    conn.close()
+    at = run_page(monkeypatch, store, "pages/alerts.py")
+    [table] = [d.value for d in at.dataframe]
+    assert len(table) == 2 and set(table.kind) == {"improvement"}
+    one = run_page(monkeypatch, store, "pages/alerts.py", alert=key)
+    assert {m.label: m.value for m in one.metric}["Series that moved"] == "2"
+    assert len(one.get("vega_lite_chart")) == 1
+    one.selectbox[0].set_value("acknowledged")
+    one.text_area[0].input("<script>alert(1)</script> seen on P4")
+    one.text_input[0].input("xreki")
+    one.button[0].click()
+    one.run()
+    assert not one.exception, one.exception
+    conn = duckdb.connect(str(store), read_only=True)
+    row = conn.execute("SELECT status, note, set_by FROM alert_triage").fetchone()
+    conn.close()
+    assert row == ("acknowledged", "<script>alert(1)</script> seen on P4", "xreki")
+
+
+def test_a_newest_value_outside_the_noise_is_listed_before_it_is_a_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = nightly(tmp_path / "ernie.jsonl", batch_sizes=(1,), levels=[(10.0, 40)])
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])
+    lines[-1] = json.dumps({**last, "value": 11.5})  # last night: 15 % slower
+    path.write_text("\n".join(lines) + "\n")
+    target = tmp_path / "latest.duckdb"
+    assert ingest("results", str(path), "--db", str(target)) == 0  # detection runs here
+    conn = db.connect(target)
+    [row] = queries.latest_outliers(conn).itertuples()
+    assert (row.latest_value, round(row.level, 1)) == (11.5, 10.0)
+    assert 14 < row.latest_change_pct < 17 and row.latest_z > 5
+    assert queries.alerts(conn).empty  # one point is not a change point
+    conn.close()
+    at = run_page(monkeypatch, target, "pages/alerts.py")
+    headings = [h.value for h in at.subheader]
+    assert headings == ["Newest values outside their series' noise (1)", "Change points (0 alerts)"]

@@ -1,0 +1,230 @@
+"""Change points, noise and the latest-measurement check (perfboard.detect)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from perfboard import detect
+from perfboard.detect import ChangePoint, change_points, check_latest, noise
+from perfboard.detect import _welch_p as welch_p
+
+
+def noisy(levels: np.ndarray, cv: float, seed: int) -> np.ndarray:
+    """Latency-like values: each level times (1 + cv * Gaussian noise)."""
+    rng = np.random.default_rng(seed)
+    return levels * (1.0 + cv * rng.standard_normal(levels.size))
+
+
+def steps(n: int, at: dict[int, float], base: float = 20.0) -> np.ndarray:
+    """A level of `base` that changes by at[i] (relative) from index i on."""
+    level = np.full(n, base)
+    for index, change in at.items():
+        level[index:] *= 1.0 + change
+    return level
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_clean_step_found_at_its_index(seed: int) -> None:
+    values = noisy(steps(200, {120: 0.10}), 0.01, seed)
+    found = change_points(values)
+    assert len(found) == 1
+    cp = found[0]
+    assert isinstance(cp, ChangePoint)
+    assert abs(cp.index - 120) <= 1
+    assert cp.change_pct == pytest.approx(10.0, abs=1.0)
+    assert cp.before == pytest.approx(20.0, rel=0.01)
+    assert cp.after == pytest.approx(22.0, rel=0.01)
+    assert cp.p_value < 1e-6
+
+
+def test_step_down_reported_as_negative_change() -> None:
+    found = change_points(noisy(steps(150, {50: -0.20}), 0.02, 3))
+    assert [cp.index for cp in found] == [50]
+    assert found[0].change_pct == pytest.approx(-20.0, abs=1.5)
+
+
+def test_flat_noise_rarely_gives_a_change_point() -> None:
+    # confidence 0.99: about 1 % of pure-noise series may get a false change point.
+    false = sum(bool(change_points(noisy(np.full(500, 50.0), 0.02, seed))) for seed in range(60))
+    assert false <= 2
+
+
+@pytest.mark.parametrize("n", [60, 1000])
+def test_flat_noise_of_any_length(n: int) -> None:
+    assert sum(bool(change_points(noisy(np.full(n, 8.0), 0.03, s))) for s in range(20)) <= 1
+
+
+@pytest.mark.parametrize("where", [0, 1, 57, 120, 198, 199])
+@pytest.mark.parametrize("size", [0.3, -0.3, 1.0])
+def test_isolated_outlier_is_not_a_change_point(where: int, size: float) -> None:
+    values = noisy(np.full(200, 10.0), 0.01, where)
+    values[where] *= 1.0 + size
+    assert change_points(values) == []
+
+
+def test_burst_of_three_outliers_is_not_a_change_point() -> None:
+    values = noisy(np.full(300, 10.0), 0.01, 11)
+    values[140:143] *= 1.5
+    assert change_points(values) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(("n", "total"), [(200, 0.10), (1000, 0.10), (1000, -0.10)])
+def test_linear_drift_is_not_a_step(seed: int, n: int, total: float) -> None:
+    values = noisy(20.0 * np.linspace(1.0, 1.0 + total, n), 0.01, seed)
+    assert change_points(values) == []
+
+
+def test_drift_between_flats_is_not_a_step() -> None:
+    # Flat, a 6 % rise over 300 points, flat again: the level moved, but gradually.
+    t = np.arange(1200)
+    level = 20.0 * (1.0 + 0.06 * np.clip((t - 400) / 300, 0.0, 1.0))
+    assert change_points(noisy(level, 0.01, 4)) == []
+
+
+def test_step_inside_a_drift_is_still_found() -> None:
+    t = np.arange(800)
+    level = 20.0 * np.linspace(1.0, 1.05, 800) * np.where(t >= 400, 1.10, 1.0)
+    found = change_points(noisy(level, 0.01, 5))
+    assert len(found) == 1
+    assert abs(found[0].index - 400) <= 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_steps_both_found(seed: int) -> None:
+    values = noisy(steps(400, {100: 0.08, 250: -0.12}), 0.015, seed)
+    found = change_points(values)
+    assert len(found) == 2
+    assert abs(found[0].index - 100) <= 1
+    assert abs(found[1].index - 250) <= 1
+    assert found[0].change_pct > 0 > found[1].change_pct
+
+
+def test_two_close_steps_the_same_way_are_not_taken_for_a_drift() -> None:
+    found = change_points(noisy(steps(300, {140: 0.10, 155: 0.10}), 0.01, 6))
+    assert [cp.index for cp in found] == [140, 155]
+
+
+def test_short_segment_between_steps_is_found() -> None:
+    # A 10-point regression in 3,000 points, undone by the next PR.
+    values = noisy(steps(3000, {1500: 0.15, 1510: -0.15 / 1.15}), 0.01, 8)
+    assert [cp.index for cp in change_points(values)] == [1500, 1510]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ernie_phase_two_milestones(seed: int) -> None:
+    # PaddlePaddle/benchmark#165, ERNIE GPU phase 2: 10 ms, 9.5 ms after PR 22486, then
+    # 8.4 and 7.8 ms; about 30 nightly runs at each level with 1 % noise.
+    levels = np.repeat([10.0, 9.5, 8.4, 7.8], 30)
+    found = change_points(noisy(levels, 0.01, seed))
+    assert len(found) == 3
+    for cp, index, pct in zip(found, (30, 60, 90), (-5.0, -11.58, -7.14), strict=True):
+        assert abs(cp.index - index) <= 1
+        assert cp.change_pct == pytest.approx(pct, abs=1.0)
+        assert cp.p_value < 1e-6
+
+
+def test_scale_does_not_matter() -> None:
+    values = noisy(steps(300, {90: 0.07, 200: -0.05}), 0.01, 9)
+    assert [c.index for c in change_points(values)] == [
+        c.index for c in change_points(values * 1000.0)
+    ]
+
+
+def test_short_constant_and_non_positive_series() -> None:
+    assert change_points(np.array([5.0, 5.1, 4.9])) == []
+    assert change_points(np.full(100, 7.0)) == []
+    # Coarse timer: whole milliseconds, mostly repeated values, one real step.
+    quantised = np.round(noisy(steps(120, {60: 0.25}, base=8.0), 0.03, 2))
+    found = change_points(quantised)
+    assert len(found) == 1
+    assert abs(found[0].index - 60) <= 1
+    # A value <= 0 (a counter, not a latency): used as is, no log.
+    shifted = noisy(steps(120, {70: 0.5}, base=2.0), 0.02, 3) - 2.5
+    assert [c.index for c in change_points(shifted)] == [70]
+
+
+def test_min_segment_is_respected() -> None:
+    values = noisy(steps(200, {100: 0.2, 106: -0.2 / 1.2}), 0.01, 1)
+    assert [c.index for c in change_points(values)] == [100, 106]
+    for min_segment in (8, 10, 20):
+        bounds = [0, *(c.index for c in change_points(values, min_segment=min_segment)), 200]
+        assert min(np.diff(bounds)) >= min_segment
+
+
+def test_noise_of_a_quiet_series() -> None:
+    values = noisy(steps(500, {250: 0.3}), 0.02, 12)
+    result = noise(values)
+    assert result.cv == pytest.approx(0.02, rel=0.15)
+    assert result.level == pytest.approx(26.0, rel=0.01)  # the latest segment's level
+    assert 0 < result.min_effect_pct < 10.0
+    assert result.too_noisy is False
+
+
+def test_noise_of_a_noisy_series() -> None:
+    result = noise(noisy(np.full(500, 100.0), 0.20, 13))
+    assert result.cv == pytest.approx(0.20, rel=0.15)
+    assert result.min_effect_pct > 10.0
+    assert result.too_noisy is True
+    assert noise(noisy(np.full(500, 100.0), 0.20, 13), too_noisy_pct=80.0).too_noisy is False
+
+
+def test_noise_of_too_short_a_series() -> None:
+    result = noise(np.array([3.0, 3.1]))
+    assert math.isnan(result.cv)
+    assert result.too_noisy is True
+
+
+def test_check_latest_flags_a_jump_not_a_wiggle() -> None:
+    history = noisy(np.full(100, 50.0), 0.01, 14)
+    jump = check_latest(history, 57.5)
+    assert jump.outlier is True
+    assert jump.change_pct == pytest.approx(15.0, abs=0.5)
+    assert jump.z > 10
+    wiggle = check_latest(history, 50.25)
+    assert wiggle.outlier is False
+    assert abs(wiggle.z) < 2
+    assert check_latest(history, 42.5).outlier is True  # faster counts too
+
+
+def test_check_latest_compares_with_the_last_level() -> None:
+    history = noisy(steps(100, {60: -0.2}, base=50.0), 0.01, 15)
+    verdict = check_latest(history, 40.2)
+    assert verdict.level == pytest.approx(40.0, rel=0.01)
+    assert verdict.outlier is False
+    assert check_latest(history, 50.0).outlier is True  # back to the old level: a change
+
+
+def test_check_latest_without_history() -> None:
+    verdict = check_latest(np.array([10.0]), 11.0)
+    assert verdict.outlier is False
+    assert math.isnan(verdict.z)
+
+
+def test_welch_p_matches_reference_values() -> None:
+    # References from scipy.stats.ttest_ind(b, a, equal_var=False).
+    a = np.array([1.0, 2.1, 2.9, 4.2, 5.0])
+    b = np.array([3.1, 4.4, 5.2, 6.8, 7.1, 8.0])
+    assert welch_p(a, b) == pytest.approx(0.027919688499119362, rel=1e-9)
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(0, 1, 12), rng.normal(0.8, 2, 30)
+    assert welch_p(a, b) == pytest.approx(0.8570661488855322, rel=1e-9)
+
+
+def test_examine_gives_the_three_answers_of_one_segmentation() -> None:
+    rng = np.random.default_rng(11)
+    levels = np.r_[np.full(40, 10.0), np.full(40, 9.5), np.full(40, 8.4)]
+    values = levels * (1 + 0.01 * rng.standard_normal(levels.size))
+    values[-1] = 8.4 * 1.15  # the newest nightly run is 15 % slower
+    seen = detect.examine(values)
+    assert seen.change_points == detect.change_points(values)
+    assert seen.noise == detect.noise(values)
+    assert [round(cp.change_pct) for cp in seen.change_points] == [-5, -12]
+    assert seen.latest.outlier and round(seen.latest.change_pct) == 15
+    alone = detect.check_latest(values[:-1], values[-1])
+    assert alone.outlier and abs(alone.level - seen.latest.level) < 0.05
+    values[-1] = 8.4 * 1.005
+    assert not detect.examine(values).latest.outlier

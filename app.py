@@ -18,6 +18,9 @@ pages = [
     st.Page("pages/phases.py", title="Phases", icon=":material/stairs:", url_path="phases"),
     st.Page("pages/trends.py", title="Trends", icon=":material/show_chart:", url_path="trends"),
     st.Page(
+        "pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
+    ),
+    st.Page(
         "pages/pull_requests.py", title="Pull requests", icon=":material/merge:", url_path="prs"
     ),
     st.Page("pages/alerts.py", title="Alerts", icon=":material/notifications:", url_path="alerts"),

@@ -269,3 +269,142 @@ def phases_timeline(milestones: pd.DataFrame, unit: str) -> alt.LayerChart:
         ],
     )
     return alt.layer(lines, points).properties(height=320)
+
+
+def ratio_lines(
+    points: pd.DataFrame, y_title: str = "ratio", parity_label: str = "parity"
+) -> alt.LayerChart:
+    """Paired series' ratio (ours / theirs) over time, one colour per pair, on a log scale
+    (2x slower and 2x faster lie equally far from parity), with a dashed rule at 1 labelled
+    `parity_label` (say which side of it is a loss: "parity · above: Paddle slower").
+
+    `points` columns: pair, measured_at, ratio, words (the ratio worded), ours_value,
+    theirs_value, unit, version, matched (version or time). Points are drawn as well as
+    lines: a pair measured once is one point.
+    """
+    data = points.dropna(subset=["ratio"]).copy()
+    data = data[data.ratio > 0]
+    data["version_short"] = data["version"].fillna("").astype(str).map(lambda v: v[:10])
+    # Padding: a pair measured once at the first or last time is a whole point, not half.
+    x = alt.X("measured_at:T", title="measured (UTC)", scale=alt.Scale(padding=16))
+    y = alt.Y("ratio:Q", title=y_title, scale=alt.Scale(type="log"))
+    color = alt.Color(
+        "pair:N",
+        title="pair",
+        scale=alt.Scale(range=list(OKABE_ITO)),
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=900),
+    )
+    tooltip = [
+        alt.Tooltip("pair:N", title="pair"),
+        alt.Tooltip("words:N", title="ratio"),
+        alt.Tooltip("ratio:Q", title="ours / theirs", format=".3f"),
+        alt.Tooltip("ours_value:Q", title="ours", format=".4g"),
+        alt.Tooltip("theirs_value:Q", title="theirs", format=".4g"),
+        alt.Tooltip("unit:N", title="unit"),
+        alt.Tooltip("measured_at:T", title="measured", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("version_short:N", title="version"),
+        alt.Tooltip("matched:N", title="aligned by"),
+    ]
+    base = alt.Chart(data).encode(x=x, y=y, color=color)
+    lines = base.mark_line(strokeWidth=2)
+    marks = base.mark_point(filled=True, size=70).encode(tooltip=tooltip)
+    # The label sits mid-way in time: the first and last points crowd the edges.
+    times = data["measured_at"]
+    middle = times.min() + (times.max() - times.min()) / 2 if len(times) else pd.NaT
+    parity = pd.DataFrame({"ratio": [1.0], "name": [parity_label], "measured_at": [middle]})
+    rule = (
+        alt.Chart(parity)
+        .mark_rule(color="#333333", strokeDash=[6, 4], strokeWidth=1.5)
+        .encode(y="ratio:Q")
+    )
+    label = (
+        alt.Chart(parity)
+        .mark_text(align="center", dy=-8, color="#333333", fontSize=12)
+        .encode(y="ratio:Q", x="measured_at:T", text="name:N")
+    )
+    # The legend is drawn inside the chart's height: each pair's line of it gets its room.
+    height = 320 + 18 * int(data["pair"].nunique())
+    return alt.layer(rule, label, lines, marks).properties(height=height)
+
+
+def attribution_waterfall(
+    rows: pd.DataFrame, unit: str, direction: str = "lower"
+) -> alt.LayerChart:
+    """From one version of a series to another: the start and end levels as bars, each
+    step (a PR, from a change point or a milestone) floating between the levels before and
+    after it, green when it made the metric better and vermilion when worse by the
+    metric's direction, and the unexplained rest in grey. A PR's bar opens the PR.
+
+    `rows`: perfboard.compare.attribution (order, kind, label, delta, level_from, level_to)
+    with pr_link (None where no PR), and title (the PR's, for the tooltip) when known. The
+    axis does not start at 0 (a 5% step would be a sliver); start and end bars reach the
+    bottom of the plot to read as levels.
+    """
+    data = rows.copy()
+    if "title" not in data:
+        data["title"] = None
+    data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
+    better = data.delta < 0 if direction == "lower" else data.delta > 0
+    data["effect"] = better.map({True: "better", False: "worse"})
+    data.loc[data.kind.isin(["start", "end"]), "effect"] = "level"
+    data.loc[data.kind == "unexplained", "effect"] = "unexplained"
+    data["text"] = [
+        f"{level:.4g}" if kind in ("start", "end") else f"{delta:+.3g}"
+        for kind, level, delta in zip(data.kind, data.level_to, data.delta, strict=True)
+    ]
+    data["top"] = data[["level_from", "level_to"]].max(axis=1)
+    # An explicit order: the layers hold different rows, and a sort by field is not kept
+    # when their domains are merged.
+    order = list(data.sort_values("order").label)
+    x = alt.X("label:N", title=None, sort=order, axis=alt.Axis(labelAngle=0))
+    color = alt.Color(
+        "effect:N",
+        title=None,
+        scale=alt.Scale(
+            domain=["level", "better", "worse", "unexplained"],
+            range=[MEASURED, GAIN, LOSS, BASELINE],
+        ),
+        legend=alt.Legend(orient="bottom"),
+    )
+    tooltip = [
+        alt.Tooltip("label:N", title="step"),
+        alt.Tooltip("pr:N", title="PR"),
+        alt.Tooltip("title:N", title="title"),
+        alt.Tooltip("delta:Q", title=f"change ({unit})", format="+.4g"),
+        alt.Tooltip("level_from:Q", title=f"from ({unit})", format=".4g"),
+        alt.Tooltip("level_to:Q", title=f"to ({unit})", format=".4g"),
+    ]
+    y_title = f"value ({unit})" if unit else "value"
+    scale = alt.Scale(zero=False, padding=16)
+    levels = (
+        alt.Chart(data)
+        .transform_filter(alt.FieldOneOfPredicate(field="kind", oneOf=["start", "end"]))
+        .mark_bar(size=36)
+        .encode(
+            x=x,
+            # No stacking: a bar without a y2 field would be stacked onto 0.
+            y=alt.Y("level_to:Q", title=y_title, scale=scale, stack=None),
+            y2=alt.value("height"),
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    steps = (
+        alt.Chart(data)
+        .transform_filter(alt.FieldOneOfPredicate(field="kind", oneOf=["step", "unexplained"]))
+        .mark_bar(size=36, cursor="pointer")
+        .encode(
+            x=x,
+            y=alt.Y("level_from:Q", title=y_title, scale=scale),
+            y2="level_to:Q",
+            color=color,
+            href=PR_HREF,
+            tooltip=tooltip,
+        )
+    )
+    labels = (
+        alt.Chart(data)
+        .mark_text(dy=-8, fontSize=12, color="#333333")
+        .encode(x=x, y=alt.Y("top:Q", scale=scale), text="text:N")
+    )
+    return alt.layer(levels, steps, labels).properties(height=340)

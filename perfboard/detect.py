@@ -75,6 +75,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from perfboard.stats import welch
+
 __all__ = [
     "DRIFT_MIN_WIDTH",
     "ChangePoint",
@@ -640,53 +642,6 @@ def _relative_sigma(x: np.ndarray, bounds: list[int]) -> float:
 
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided p-value of Welch's t-test between a and b."""
-    na, nb = a.size, b.size
-    if na < 2 or nb < 2:
-        return math.nan
-    va = float(np.var(a, ddof=1)) / na
-    vb = float(np.var(b, ddof=1)) / nb
-    diff = float(np.mean(b) - np.mean(a))
-    if va + vb == 0:
-        return 1.0 if diff == 0 else 0.0
-    t = diff / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1))
-    # P(|T| > |t|) for Student's t with df degrees of freedom.
-    return _betainc(df / 2.0, 0.5, df / (df + t * t))
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta I_x(a, b) (Numerical Recipes' continued fraction)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta, by the modified Lentz method."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        for aa in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-14:
-            break
-    return h
+    """Two-sided p-value of Welch's t-test between a and b (NaN: fewer than two a side)."""
+    p = welch(a, b)
+    return math.nan if p is None else p

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from perfboard import alerts, db  # noqa: E402
 from scripts.make_synthetic import build  # noqa: E402
 
 URLS = {
@@ -30,6 +31,9 @@ URLS = {
     "Phases": "/phases?phase=3",
     "Trends": "/trends?metric=latency&benchmark=ernie&device=Tesla+P4",
     "Pull requests": "/prs",
+    "Compare": "/compare?part=Paired+variants&dim=framework",
+    "Alerts": "/alerts",
+    "Weekly report": "/report?week=2019-W23",
     "Sources": "/sources?source=7",
 }
 CHROMIUM = os.environ.get("PERFBOARD_CHROMIUM", "/usr/bin/chromium")
@@ -42,6 +46,9 @@ PAGES = {
         {"metric": "latency", "benchmark": "ernie", "device": "Tesla P4"},
     ),
     "Pull requests": ("pages/pull_requests.py", {}),
+    "Compare": ("pages/compare.py", {"part": "Paired variants", "dim": "framework"}),
+    "Alerts": ("pages/alerts.py", {}),
+    "Weekly report": ("pages/report.py", {"week": "2019-W23"}),
     "Sources": ("pages/sources.py", {"source": "7"}),
 }
 
@@ -105,7 +112,9 @@ def browser_times(db: Path, repeat: int) -> dict[str, tuple[float, float]]:
                 executable_path=CHROMIUM,
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
             )
-            drawn = ".vega-embed canvas, .vega-embed svg, [data-testid='stDataFrame'] canvas"
+            drawn = (
+                ".vega-embed canvas, .vega-embed svg, [data-testid='stDataFrame'] canvas, iframe"
+            )
             # One context: the app's scripts come from its cache after the first load, as
             # for a teammate who opens the dashboard every morning.
             context = browser.new_context(viewport={"width": 1400, "height": 1200})
@@ -136,6 +145,10 @@ def main() -> int:
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             build(path, size, 2_000)
+        conn = db.connect(path)  # the Alerts page needs a detection: once per store
+        if not conn.execute("SELECT count(*) FROM series_noise").fetchall()[0][0]:
+            alerts.detect_store(conn)
+        conn.close()
     big, small = measure(args.big, args.repeat), measure(args.small, args.repeat)
     print("server time (AppTest)")
     print(f"{'page':<15}{'10M cold':>10}{'10M warm':>10}{'100k warm':>11}{'ratio':>7}  goals")

@@ -211,3 +211,23 @@ def test_the_html_report_fetches_nothing_and_runs_nothing(browser, tmp_path: Pat
     assert asked == [path.as_uri()] and dialogs == []
     assert page.get_by_text("<script>alert(1)</script>").count() >= 1  # shown as text
     page.close()
+
+
+def test_compare_shows_where_paddle_loses_to_tensorflow(server: str, browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1500})
+    page.goto(f"{server}/compare?part=Paired+variants&dim=framework&metric=total_time")
+    page.get_by_role("heading", name="Compare").wait_for(timeout=30_000)
+    page.get_by_role("heading", name="Where we lose").wait_for(timeout=30_000)
+    page.locator(".vega-embed").first.wait_for(timeout=30_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)  # let the chart and the grid paint before the screenshot
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+    assert page.get_by_role("tab", name="Paired variants").get_attribute("aria-selected") == "true"
+    assert page.locator(".vega-embed").count() == 1
+    assert page.locator(".vega-embed text", has_text="parity").count() == 1
+    # cumsum, PaddlePaddle/benchmark#380: 86.2771 ms against TensorFlow's 1.8483 ms.
+    cells = page.locator('[role="gridcell"]', has_text="Paddle 46.68x slower than tensorflow")
+    assert cells.count() >= 1
+    assert not page.locator(".stException").count()
+    page.close()

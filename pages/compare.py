@@ -1,0 +1,483 @@
+"""Compare: two versions side by side across every series they share, paired variants
+(INT8 vs FP32, Paddle vs another framework) as ratios over time with where we lose, and
+what each PR contributed to a series' change between two of its versions."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, timedelta
+
+import pandas as pd
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from perfboard import charts, compare, queries
+from perfboard.links import pr_links, safe_https
+from perfboard.markup import md_escape
+from perfboard.ui import page_data, query
+
+PARTS = ["Two versions", "Paired variants", "Attribution"]
+KINDS = ("version", "release", "date")
+MAX_PAIRS = len(charts.OKABE_ITO)  # more lines than colours is not readable
+PAIR_POINTS = 20_000  # all paired series together: aggregated in DuckDB beyond that
+DIMENSION_NAMES = {
+    "precision": "precision (int8, fp16, bf16 against fp32)",
+    "framework": "framework (Paddle against every other framework)",
+}
+
+st.title("Compare")
+catalog = page_data(
+    queries.series_catalog,
+    empty="Nothing to compare yet: ingest benchmark documents with `python -m ingest auto PATH` "
+    "or result files with `python -m ingest results FILE`.",
+)
+params = st.query_params
+# The open part is in the URL (?part=...), and only the open part runs.
+versions_tab, pairs_tab, attribution_tab = st.tabs(PARTS, key="part", bind="query-params")
+
+
+def asked(name: str, options: list[str] | tuple[str, ...], default: str) -> str:
+    """A query parameter if it is one of the options, else the default."""
+    value = params.get(name, default)
+    return value if value in options else default
+
+
+def index_of(options: list[str], value: str | None) -> int:
+    return options.index(value) if value in options else 0
+
+
+# -- two versions -----------------------------------------------------------------------------
+
+
+def side_picker(
+    column: DeltaGenerator,
+    name: str,
+    choices: pd.DataFrame,
+    days: tuple[date, date],
+    default_day: date,
+) -> tuple[str, str] | None:
+    """One side of the comparison: its kind and value, from the URL (a_kind, a / b_kind,
+    b) or the widgets. None when the kind has nothing to choose from."""
+    key = name.lower()
+    kind = column.radio(
+        f"{name} is a",
+        KINDS,
+        index=KINDS.index(asked(f"{key}_kind", KINDS, "date")),
+        horizontal=True,
+    )
+    wanted = params.get(key, "") if params.get(f"{key}_kind", "date") == kind else ""
+    if kind == "version":
+        versions = choices[choices.kind == "version"]
+        described = {
+            row.value: " · ".join(
+                p
+                for p in (
+                    str(row.value)[:12],
+                    f"{row.first_at:%Y-%m-%d}" if not pd.isna(row.first_at) else "",
+                    f"{int(row.series)} series",
+                    row.note if isinstance(row.note, str) else "",
+                )
+                if p
+            )
+            for row in versions.itertuples()
+        }
+        options = list(described)
+        if wanted and wanted not in described:
+            options.insert(0, wanted)  # a hash typed into the URL: matched by prefix below
+        if not options:
+            column.caption(
+                "No measurement carries a version: result files and logs with a commit or "
+                "release in them give versions to compare."
+            )
+            return None
+        value = column.selectbox(
+            f"{name}: version",
+            options,
+            # Newest first: B defaults to the newest version, A to the one before it.
+            index=options.index(wanted)
+            if wanted in options
+            else min(len(options) - 1, 1 if key == "a" else 0),
+            format_func=lambda v: described.get(v, v),
+            accept_new_options=True,
+            help="A version as recorded, or a commit hash of 7 or more hex digits.",
+        )
+    elif kind == "release":
+        tags = list(choices[choices.kind == "release"].value)
+        if not tags:
+            column.caption(
+                "No release tags yet: `python -m ingest git --repo CLONE` reads them from a clone."
+            )
+            return None
+        value = column.selectbox(f"{name}: release", tags, index=index_of(tags, wanted))
+    else:
+        try:
+            day = date.fromisoformat(wanted) if wanted else default_day
+        except ValueError:
+            day = default_day
+        day = min(max(day, days[0]), days[1])
+        value = column.date_input(
+            f"{name}: by the end of", value=day, min_value=days[0], max_value=days[1]
+        ).isoformat()
+    if not value:
+        return None
+    st.query_params[f"{key}_kind"] = kind
+    st.query_params[key] = str(value)
+    return kind, str(value)
+
+
+def short(side: tuple[str, str]) -> str:
+    kind, value = side
+    return value[:10] if kind == "version" else value
+
+
+def nothing_at(side: tuple[str, str]) -> str:
+    """What an empty side means, as markdown (the value may come from the URL: escaped)."""
+    kind, value = side[0], md_escape(side[1])
+    if kind == "version":
+        return (
+            f"Nothing was measured at version {value}. A version is matched as recorded, or "
+            "as a commit hash of 7 or more hex digits that names one commit."
+        )
+    if kind == "release":
+        return f"Nothing was measured at release {value}'s commit or before it was released."
+    return f"Nothing was measured by the end of {value}."
+
+
+def two_versions_part() -> None:
+    choices = query(queries.compare_choices)
+    first = pd.Timestamp(catalog["first"].min()).date()
+    last = pd.Timestamp(catalog["last"].max()).date()
+    days = (first, last)
+    left, right = st.columns(2)
+    side_a = side_picker(left, "A", choices, days, max(first, last - timedelta(days=7)))
+    side_b = side_picker(right, "B", choices, days, last)
+    st.caption(
+        "A **version** side takes every value measured at that version; a **release** the "
+        "values at the release's commit, else each series' last point before the release; a "
+        "**date** each series' last point measured by the end of that day (a point: every "
+        "value of one version, so repeated runs count). Each side's value is the mean of its "
+        "values; p is Welch's t-test on them where both sides hold two or more, significant "
+        "below 0.05. Largest change (|ln B/A|) first."
+    )
+    if side_a is None or side_b is None:
+        st.info("Choose both sides to compare.")
+        return
+    a = query(queries.compare_side, *side_a)
+    b = query(queries.compare_side, *side_b)
+    for name, side, frame in (("A", side_a, a), ("B", side_b, b)):
+        if frame.empty:
+            st.info(f"{name}: {nothing_at(side)}")
+            return
+    name_a, name_b = short(side_a), short(side_b)
+    if name_a == name_b:
+        name_a, name_b = f"A {name_a}", f"B {name_b}"
+    table = compare.side_by_side(a, b, names=(name_a, name_b))
+    if table.empty:
+        st.info(
+            f"A ({len(a.series_id.unique())} series) and B ({len(b.series_id.unique())} "
+            "series) share no series: pick sides measured on the same benchmarks."
+        )
+        return
+    cols = st.columns(4)
+    cols[0].metric("Shared series", len(table))
+    cols[1].metric("Better in B", int((table.verdict == "better").sum()))
+    cols[2].metric("Worse in B", int((table.verdict == "worse").sum()))
+    cols[3].metric("Significant (p < 0.05)", int(table.significant.fillna(False).sum()))
+    same = int(table.unchanged.sum())
+    if same:
+        st.caption(
+            f"{same} of {len(table)} shared series hold the very same measurements on both "
+            "sides: they were not measured again between A and B."
+        )
+    st.dataframe(
+        table[
+            [
+                "series",
+                "words",
+                "value_a",
+                "value_b",
+                "unit",
+                "change_pct",
+                "p_value",
+                "significant",
+                "n_a",
+                "n_b",
+                "verdict",
+                "unchanged",
+                "version_a",
+                "measured_at_a",
+                "version_b",
+                "measured_at_b",
+                "project",
+            ]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "series": st.column_config.TextColumn("series", width="large"),
+            "words": st.column_config.TextColumn("B against A"),
+            "value_a": st.column_config.NumberColumn("A", format="%.4g"),
+            "value_b": st.column_config.NumberColumn("B", format="%.4g"),
+            "change_pct": st.column_config.NumberColumn("change", format="%+.2f%%"),
+            "p_value": st.column_config.NumberColumn("p (Welch)", format="%.3g"),
+            "significant": st.column_config.CheckboxColumn("significant"),
+            "n_a": st.column_config.NumberColumn("values A"),
+            "n_b": st.column_config.NumberColumn("values B"),
+            "unchanged": st.column_config.CheckboxColumn("same measurement"),
+            "measured_at_a": st.column_config.DatetimeColumn("measured A", format="YYYY-MM-DD"),
+            "measured_at_b": st.column_config.DatetimeColumn("measured B", format="YYYY-MM-DD"),
+        },
+    )
+
+
+# -- paired variants --------------------------------------------------------------------------
+
+
+def paired_variants_part() -> None:
+    dims = list(compare.DIMENSIONS)
+    dimension = st.radio(
+        "Pair series that differ only in",
+        dims,
+        index=index_of(dims, asked("dim", dims, "framework")),
+        format_func=DIMENSION_NAMES.get,
+        horizontal=True,
+    )
+    st.query_params["dim"] = dimension
+    pairs = compare.pair_series(catalog, dimension)
+    if pairs.empty:
+        st.info(
+            "No paired series yet. Precision pairs are series alike in everything but "
+            "`params.precision` (fp32 and int8, fp16 or bf16), e.g. a QAT report's FP32 and "
+            "INT8 latencies; framework pairs are a Paddle series and another framework's on "
+            "the same op, model, device and parameters, e.g. op benchmark outputs."
+        )
+        return
+    counts = pairs.metric.value_counts()
+    metrics = sorted(counts.index, key=lambda m: (m != "latency", -counts[m], m))
+    metric = st.selectbox(
+        "Metric", metrics, index=index_of(metrics, asked("metric", metrics, metrics[0]))
+    )
+    st.query_params["metric"] = metric
+    chosen = pairs[pairs.metric == metric]
+    ids = tuple(sorted({int(i) for i in chosen.ours_id} | {int(i) for i in chosen.theirs_id}))
+    points = query(queries.series_points, ids, max(100, PAIR_POINTS // len(ids)))
+    ok = points[points.status == "ok"]
+    aligned = []
+    for pair in chosen.itertuples(index=False):
+        ours = ok[ok.series_id == pair.ours_id]
+        ratios = compare.ratio_over_time(ours, ok[ok.series_id == pair.theirs_id])
+        if ratios.empty:
+            continue
+        meta = pair._asdict()
+        meta["source_url"] = ours.source_url.iloc[-1] if not ours.empty else None
+        aligned.append(ratios.assign(**meta))
+    if not aligned:
+        st.info(
+            f"In each of the {len(chosen)} {md_escape(metric)} pairs one side holds no measured "
+            "value (only statuses such as OOM): a ratio needs both."
+        )
+        return
+    ratios = pd.concat(aligned, ignore_index=True)
+    ratios["words"] = [
+        compare.worded(r, d, s, t)
+        for r, d, s, t in zip(
+            ratios.ratio, ratios.direction, ratios.subject, ratios.theirs, strict=True
+        )
+    ]
+    latest = ratios.groupby("pair").tail(1)
+    gaps = latest.assign(gap=latest.ratio.map(lambda r: abs(math.log(r)) if r > 0 else 0.0))
+    ranked = list(gaps.sort_values("gap", ascending=False, kind="stable").pair)
+    drawn = min(len(ranked), MAX_PAIRS)
+    with st.expander(f"Pairs drawn: {drawn} of {len(ranked)}, the largest gaps first"):
+        shown = st.multiselect(
+            "Pairs drawn",
+            ranked,
+            default=ranked[:MAX_PAIRS],
+            max_selections=MAX_PAIRS,
+            help="At most as many as there are distinct colours.",
+        )
+    direction = chosen.direction.iloc[0]
+    ours_name = "variant" if dimension == "precision" else "Paddle"
+    theirs_name = "fp32" if dimension == "precision" else "other"
+    versus = "fp32" if dimension == "precision" else "the other framework"
+    side, worse = ("above", "slower") if direction == "lower" else ("below", "lower")
+    if shown:
+        chart = charts.ratio_lines(
+            ratios[ratios.pair.isin(shown)],
+            f"{ours_name} / {theirs_name} (log scale)",
+            f"parity · {side}: {ours_name} {worse}",
+        )
+        st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    st.caption(
+        "Each point pairs a value with the other side's at the same version, else with the "
+        "other side's last value measured before it. The dashed line is parity."
+    )
+
+    st.subheader("Where we lose")
+    lose = compare.where_we_lose(ratios)
+    if lose.empty:
+        st.caption(
+            f"In every {md_escape(metric)} pair, {'the ' * (dimension == 'precision')}"
+            f"{ours_name} is at least on par with {versus} at its latest measurement."
+        )
+        return
+    lose["link"] = [safe_https(u) for u in lose.source_url]
+    st.caption(
+        f"{len(lose)} of {len(latest)} pairs, at their latest measurement; since: the first "
+        "point of the unbroken run of losing points that leads up to it."
+    )
+    st.dataframe(
+        lose[
+            [
+                "pair",
+                "words",
+                "since",
+                "link",
+                "factor",
+                "ours_value",
+                "theirs_value",
+                "unit",
+                "losing_points",
+                "measured_at",
+            ]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "pair": st.column_config.TextColumn("pair", width="large"),
+            "words": st.column_config.TextColumn("by how much"),
+            "factor": st.column_config.NumberColumn("factor", format="%.2fx"),
+            "ours_value": st.column_config.NumberColumn(ours_name, format="%.4g"),
+            "theirs_value": st.column_config.NumberColumn(theirs_name, format="%.4g"),
+            "since": st.column_config.DatetimeColumn("losing since", format="YYYY-MM-DD"),
+            "losing_points": st.column_config.NumberColumn("losing points"),
+            "measured_at": st.column_config.DatetimeColumn("latest", format="YYYY-MM-DD"),
+            "link": st.column_config.LinkColumn("source", display_text="open"),
+        },
+    )
+
+
+# -- attribution ------------------------------------------------------------------------------
+
+
+def side_of(row: pd.Series) -> str:
+    """A point of a series as a side: its version, else the day it was measured."""
+    if isinstance(row.version, str) and row.version:
+        return f"version:{row.version}"
+    return f"date:{row.measured_at:%Y-%m-%d}"
+
+
+def side_name(side: str) -> str:
+    kind, value = side.split(":", 1)
+    return value[:10] if kind == "version" else value
+
+
+def attribution_part() -> None:
+    measured = catalog[catalog.ok_points >= 2].sort_values(
+        ["ok_points", "series_id"], ascending=[False, True]
+    )
+    if measured.empty:
+        st.info(
+            "Attribution needs a series measured at two versions or more: nightly result "
+            "files (`python -m ingest results FILE`), with `python -m perfboard detect` to "
+            "find the steps between them and `python -m ingest github-prs` or a phase table "
+            "to name the PRs. Every series here holds one measured value."
+        )
+        return
+    labels = {
+        int(row.series_id): f"{compare.series_label(row)} ({row.project})"
+        for row in measured.itertuples()
+    }
+    ids = list(labels)
+    wanted = params.get("series", "")
+    series_id = st.selectbox(
+        "Series",
+        ids,
+        index=ids.index(int(wanted)) if wanted.isdigit() and int(wanted) in labels else 0,
+        format_func=labels.get,
+    )
+    st.query_params["series"] = str(series_id)
+    row = measured[measured.series_id == series_id].iloc[0]
+    points = query(queries.series_points, (int(series_id),), 2000)
+    points = points[points.status == "ok"].dropna(subset=["measured_at"])
+    sides = list(dict.fromkeys(side_of(p) for _, p in points.iterrows()))
+    if len(sides) < 2:
+        st.info("This series was measured at one version (or on one day) only.")
+        return
+    cols = st.columns(2)
+    start = cols[0].selectbox(
+        "From", sides, index=index_of(sides, params.get("from")), format_func=side_name
+    )
+    end = cols[1].selectbox(
+        "To",
+        sides,
+        index=sides.index(params["to"]) if params.get("to") in sides else len(sides) - 1,
+        format_func=side_name,
+    )
+    st.query_params["from"], st.query_params["to"] = start, end
+    at_start = query(queries.compare_side, *start.split(":", 1), int(series_id))
+    at_end = query(queries.compare_side, *end.split(":", 1), int(series_id))
+    if at_start.empty or at_end.empty:
+        st.info("No measured value at one of these sides.")
+        return
+    t0, t1 = at_start.measured_at.max(), at_end.measured_at.max()
+    if t1 < t0:
+        st.caption("From is later than To: shown from the earlier to the later.")
+        start, end, at_start, at_end, t0, t1 = end, start, at_end, at_start, t1, t0
+    steps = query(queries.series_steps, int(series_id), t0.to_pydatetime(), t1.to_pydatetime())
+    v0, v1 = at_start.value.mean(), at_end.value.mean()
+    rows = compare.attribution(
+        v0, v1, steps, start_label=side_name(start), end_label=side_name(end)
+    )
+    rows["pr_link"] = pr_links([None] * len(rows), rows.pr_repo, rows.pr_number)
+    unit, direction = str(row.unit), str(row.direction)
+    explained = rows[rows.kind == "step"].delta.sum()
+    change = v1 - v0
+    cols = st.columns(4)
+    cols[0].metric("From", f"{v0:.4g} {unit}")
+    cols[1].metric("To", f"{v1:.4g} {unit}")
+    cols[2].metric("Change", f"{change:+.4g} {unit}")
+    cols[3].metric(
+        "Explained by the steps", f"{explained / change:.0%}" if abs(change) > 0 else "–"
+    )
+    st.caption(md_escape(compare.worded(v1 / v0, direction, side_name(end), side_name(start))))
+    chart = charts.attribution_waterfall(rows, unit, direction)
+    st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    if steps.empty:
+        st.caption(
+            "No change point or milestone falls between these two: the whole change is "
+            "unexplained. `python -m perfboard detect` finds a series' steps; a phase table "
+            "of the same benchmark and metric gives milestones with their PRs."
+        )
+        return
+    st.caption(
+        "Steps: the series' change points between the two (each with the first PR that "
+        "landed between its sides), and the milestones of phase tables on the same benchmark "
+        "and metric. Unexplained: the change that no step accounts for (noise, or PRs no "
+        "record names)."
+    )
+    shown = rows[rows.kind == "step"]
+    st.dataframe(
+        shown[["label", "pr_link", "title", "via", "at", "delta", "level_from", "level_to"]],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "label": st.column_config.TextColumn("step"),
+            "pr_link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+            "at": st.column_config.DatetimeColumn("at", format="YYYY-MM-DD"),
+            "delta": st.column_config.NumberColumn(f"change ({unit})", format="%+.4g"),
+            "level_from": st.column_config.NumberColumn("from", format="%.4g"),
+            "level_to": st.column_config.NumberColumn("to", format="%.4g"),
+        },
+    )
+
+
+if versions_tab.open:
+    with versions_tab:
+        two_versions_part()
+if pairs_tab.open:
+    with pairs_tab:
+        paired_variants_part()
+if attribution_tab.open:
+    with attribution_tab:
+        attribution_part()

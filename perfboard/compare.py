@@ -1,0 +1,432 @@
+"""Comparisons as pure functions: two versions side by side, paired variants (FP32 vs INT8,
+Paddle vs a competitor) as derived ratio series, and the attribution of a change to PRs.
+
+No Streamlit and no SQL here: DataFrames and numpy arrays in, DataFrames out, so every
+number the Compare page shows can be checked in a unit test. Ratios are worded by
+perfboard.report.ratio_words, the one place that decides what "1.44x slower" means.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from perfboard.report import ratio_words
+from perfboard.stats import welch
+
+# ratio_words calls a ratio within 0.5% of 1 "on par"; a pair only loses (and a version
+# is only better or worse) beyond that, so a table and its wording never disagree.
+PAR = 1.005
+SIGNIFICANCE = 0.05
+REFERENCE_PRECISIONS = ("fp32", "float32")
+OURS_FRAMEWORK = "paddle"
+DIMENSIONS = ("precision", "framework")
+
+
+# -- words ------------------------------------------------------------------------------------
+
+
+def worded(ratio: float, direction: str, subject: str, other: str) -> str:
+    """ratio_words with another subject than "Paddle": "Paddle int8 3.76x faster than fp32",
+    "B 1.05x faster than A". `ratio` is subject / other."""
+    words = ratio_words(ratio, direction, other)
+    return subject + words.removeprefix("Paddle") if words.startswith("Paddle") else words
+
+
+def verdict(ratio: float, direction: str) -> str:
+    """better / worse / same for a ratio new / old of a metric with this direction."""
+    if ratio is None or pd.isna(ratio) or ratio <= 0:
+        return "–"
+    if max(ratio, 1 / ratio) < PAR:
+        return "same"
+    worse = ratio > 1 if direction == "lower" else ratio < 1
+    return "worse" if worse else "better"
+
+
+def _loses(ratio: float, direction: str) -> bool:
+    """ours / theirs is a loss beyond parity, by the metric's direction."""
+    if pd.isna(ratio) or ratio <= 0:
+        return False
+    return ratio >= PAR if direction == "lower" else ratio <= 1 / PAR
+
+
+def series_label(row: object) -> str:
+    """benchmark · metric · framework · device · params, as queries._SERIES_LABEL writes it."""
+    params = getattr(row, "params", "") or ""
+    parts = [row.benchmark, row.metric, row.framework, row.device, params]  # type: ignore[attr-defined]
+    return " · ".join(str(p) for p in parts if p and p != "{}")
+
+
+# -- two versions side by side ----------------------------------------------------------------
+
+_META = ["series", "project", "benchmark", "metric", "unit", "direction", "framework"]
+
+
+def _one_side(frame: pd.DataFrame) -> pd.DataFrame:
+    data = frame.dropna(subset=["value"])
+    # map(str), not astype(str): pandas keeps None and NaT missing through astype.
+    point = data["version"].map(str) + "@" + data["measured_at"].map(str)
+    return (
+        data.assign(point=point)
+        .groupby("series_id")
+        .agg(
+            value=("value", "mean"),
+            n=("value", "size"),
+            version=("version", "last"),
+            measured_at=("measured_at", "max"),
+            points=("point", lambda p: "|".join(sorted(set(p)))),
+        )
+    )
+
+
+def side_by_side(
+    a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str] = ("A", "B")
+) -> pd.DataFrame:
+    """Every series measured on both sides: the mean at A and at B, how many values each,
+    ratio B / A, change in %, Welch's p on the raw values (when both sides hold two or
+    more), impact |ln(B / A)|, better / worse / same by the series' direction, the ratio
+    in words, and whether both sides are the very same measurements (not measured again
+    between them). Largest impact first.
+
+    `a`, `b`: one row per measured value (queries.compare_side): series_id, the columns of
+    _META, value, version, measured_at.
+    """
+    columns = [
+        "series_id",
+        *_META,
+        "value_a",
+        "value_b",
+        "n_a",
+        "n_b",
+        "ratio",
+        "change_pct",
+        "p_value",
+        "significant",
+        "impact",
+        "verdict",
+        "words",
+        "unchanged",
+        "version_a",
+        "version_b",
+        "measured_at_a",
+        "measured_at_b",
+    ]
+    if a.empty or b.empty:
+        return pd.DataFrame(columns=columns)
+    sides = _one_side(a).add_suffix("_a").join(_one_side(b).add_suffix("_b"), how="inner")
+    meta = a.drop_duplicates("series_id").set_index("series_id")[_META]
+    out = sides.join(meta).reset_index()
+    out["ratio"] = np.where(
+        out.value_a > 0, out.value_b / out.value_a.where(out.value_a > 0), np.nan
+    )
+    out["change_pct"] = (out.ratio - 1) * 100
+    raw_a = a.dropna(subset=["value"]).groupby("series_id")["value"].apply(np.asarray)
+    raw_b = b.dropna(subset=["value"]).groupby("series_id")["value"].apply(np.asarray)
+    out["p_value"] = [welch(raw_a[s], raw_b[s]) for s in out.series_id]
+    out["p_value"] = out["p_value"].astype(float)
+    out["significant"] = pd.array(
+        [None if pd.isna(p) else bool(p < SIGNIFICANCE) for p in out.p_value], dtype="boolean"
+    )
+    out["impact"] = np.abs(np.log(out.ratio.where(out.ratio > 0)))
+    out["verdict"] = [verdict(r, d) for r, d in zip(out.ratio, out.direction, strict=True)]
+    out["words"] = [
+        worded(r, d, names[1], names[0]) for r, d in zip(out.ratio, out.direction, strict=True)
+    ]
+    out["unchanged"] = out.points_a == out.points_b
+    return (
+        out[columns]
+        .sort_values(["impact", "series"], ascending=[False, True], na_position="last")
+        .reset_index(drop=True)
+    )
+
+
+# -- paired variants ---------------------------------------------------------------------------
+
+
+def _params(text: object) -> dict[str, object]:
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _describe(params: dict[str, object]) -> str:
+    # "parameters" is an op benchmark's whole argument list: too long for a label.
+    return ", ".join(f"{k}={v}" for k, v in params.items() if k != "parameters")
+
+
+def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
+    """Pairs of series identical in everything except one dimension.
+
+    `precision` (params.precision): the variant (int8, fp16, bf16, ...) is ours, fp32 the
+    reference it is measured against; both of one framework and one testbed. `framework`:
+    paddle is ours, every other framework a competitor; the testbed may differ, since it
+    records each framework's own version (tensorflow 1.14.0). In both, ratio = ours /
+    theirs, and the subject of the wording is ours: "Paddle int8 3.76x faster than fp32",
+    "Paddle 1.44x slower than tensorflow".
+
+    `catalog`: queries.series_catalog. Output: ours_id, theirs_id, pair (its label),
+    project, benchmark, metric, unit, direction, device, params (what both share), ours,
+    theirs (the names that differ), differs ("int8 vs fp32"), subject (of the wording).
+    """
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"dimension must be one of {DIMENSIONS}, not {dimension!r}")
+    columns = [
+        "ours_id",
+        "theirs_id",
+        "pair",
+        "project",
+        "benchmark",
+        "metric",
+        "unit",
+        "direction",
+        "device",
+        "params",
+        "ours",
+        "theirs",
+        "differs",
+        "subject",
+    ]
+    if catalog.empty:
+        return pd.DataFrame(columns=columns)
+    data = catalog.copy()
+    parsed = data["params"].map(_params)
+    keys = ["project", "benchmark", "task", "metric", "unit", "direction", "device", "rest"]
+    if dimension == "precision":
+        data["side"] = parsed.map(lambda p: str(p.get("precision") or "").lower())
+        rest = parsed.map(lambda p: {k: v for k, v in p.items() if k != "precision"})
+        keys += ["framework", "testbed"]
+        ours_rows = (data.side != "") & ~data.side.isin(REFERENCE_PRECISIONS)
+        theirs_rows = data.side.isin(REFERENCE_PRECISIONS)
+    else:
+        data["side"] = data["framework"].fillna("").str.lower()
+        rest = parsed
+        ours_rows = data.side == OURS_FRAMEWORK
+        theirs_rows = (data.side != OURS_FRAMEWORK) & (data.side != "")
+    data["rest"] = rest.map(lambda p: json.dumps(p, sort_keys=True, ensure_ascii=False))
+    data["shared"] = rest.map(_describe)
+    ours = data[ours_rows]
+    theirs = data[theirs_rows][[*keys, "series_id", "side"]]
+    pairs = ours.merge(theirs, on=keys, suffixes=("_ours", "_theirs"))
+    if pairs.empty:
+        return pd.DataFrame(columns=columns)
+    pairs["ours"] = pairs.side_ours
+    pairs["theirs"] = pairs.side_theirs
+    pairs["differs"] = pairs.ours + " vs " + pairs.theirs
+    if dimension == "precision":
+        pairs["subject"] = pairs.framework.str.capitalize() + " " + pairs.ours
+    else:
+        pairs["subject"] = pairs.ours.str.capitalize()
+    pairs["pair"] = [
+        " · ".join(str(p) for p in parts if p)
+        for parts in zip(
+            pairs.benchmark, pairs.metric, pairs.device, pairs.shared, pairs.differs, strict=True
+        )
+    ]
+    # Series that differ only in what a label leaves out (the op's argument list, the
+    # testbed) would share a label: their ids tell them apart.
+    twice = pairs.pair.duplicated(keep=False)
+    pairs.loc[twice, "pair"] = (
+        pairs.pair[twice]
+        + " (#"
+        + pairs.series_id_ours[twice].astype(str)
+        + "/#"
+        + pairs.series_id_theirs[twice].astype(str)
+        + ")"
+    )
+    pairs = pairs.rename(
+        columns={"series_id_ours": "ours_id", "series_id_theirs": "theirs_id", "shared": "params"}
+    )
+    return pairs[columns].sort_values(["metric", "pair"]).reset_index(drop=True)
+
+
+def _points(frame: pd.DataFrame) -> pd.DataFrame:
+    data = frame.dropna(subset=["value", "measured_at"]).copy()
+    data["measured_at"] = pd.to_datetime(data["measured_at"]).astype("datetime64[ns]")
+    if "version" not in data:
+        data["version"] = None
+    return data[["measured_at", "version", "value"]].sort_values("measured_at")
+
+
+def ratio_over_time(ours: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
+    """Two series' points aligned, and ratio = ours / theirs at each.
+
+    A version both sides measured pairs with itself (the median of each side's values at
+    it, at the later of the two times); any other point pairs with the other side's last
+    point at or before it (so a competitor measured once is the yardstick of every later
+    point of ours, and the other way round). A point before the other side's first has no
+    ratio. `ours`, `theirs`: measured_at, version, value. Output: measured_at, version,
+    ours_value, theirs_value, ratio, matched ("version" or "time"), oldest first.
+    """
+    columns = ["measured_at", "version", "ours_value", "theirs_value", "ratio", "matched"]
+    o, t = _points(ours), _points(theirs)
+    if o.empty or t.empty:
+        return pd.DataFrame(columns=columns)
+
+    def by_version(points: pd.DataFrame) -> pd.DataFrame:
+        return (
+            points.dropna(subset=["version"])
+            .groupby("version")
+            .agg(value=("value", "median"), measured_at=("measured_at", "max"))
+        )
+
+    same = by_version(o).add_suffix("_o").join(by_version(t).add_suffix("_t"), how="inner")
+    by_version_rows = pd.DataFrame(
+        {
+            "measured_at": same[["measured_at_o", "measured_at_t"]].max(axis=1),
+            "version": same.index,
+            "ours_value": same.value_o,
+            "theirs_value": same.value_t,
+            "matched": "version",
+        }
+    )
+    shared = set(same.index)
+    o_rest = o[~o.version.isin(shared)]
+    t_rest = t[~t.version.isin(shared)]
+    ours_then = pd.merge_asof(
+        o_rest.rename(columns={"value": "ours_value"}),
+        t[["measured_at", "value"]].rename(columns={"value": "theirs_value"}),
+        on="measured_at",
+        direction="backward",
+    )
+    theirs_then = pd.merge_asof(
+        t_rest.rename(columns={"value": "theirs_value"}),
+        o[["measured_at", "value"]].rename(columns={"value": "ours_value"}),
+        on="measured_at",
+        direction="backward",
+    )
+    ours_then["matched"] = theirs_then["matched"] = "time"
+    parts = [p for p in (by_version_rows, ours_then, theirs_then) if not p.empty]
+    aligned = pd.concat(parts, ignore_index=True)
+    aligned = aligned.dropna(subset=["ours_value", "theirs_value"])
+    # Both sides measured at one time (one document): the two alignments give one row.
+    aligned = aligned.drop_duplicates(["measured_at", "ours_value", "theirs_value"])
+    aligned["ratio"] = aligned.ours_value / aligned.theirs_value.where(aligned.theirs_value > 0)
+    return aligned[columns].sort_values("measured_at", kind="stable").reset_index(drop=True)
+
+
+def where_we_lose(points: pd.DataFrame) -> pd.DataFrame:
+    """The pairs whose latest ratio is a loss (for a lower-is-better metric, ours / theirs
+    above 1), by how much, and since when: the first point of the latest unbroken run of
+    losing points. Largest loss first.
+
+    `points`: the aligned ratio points of every pair (ratio_over_time) with their pair's
+    columns (pair_series: pair, direction, subject, theirs, ...; optionally source_url,
+    the document of the latest point). It takes every point, not only the latest, because
+    "since when" needs the history.
+    """
+    keep = [
+        "pair",
+        "words",
+        "ratio",
+        "factor",
+        "ours_value",
+        "theirs_value",
+        "unit",
+        "since",
+        "losing_points",
+        "measured_at",
+        "benchmark",
+        "metric",
+        "ours",
+        "theirs",
+        "ours_id",
+        "theirs_id",
+        "source_url",
+    ]
+    rows = []
+    data = points.dropna(subset=["ratio"]).sort_values("measured_at", kind="stable")
+    for _, group in data.groupby("pair", sort=False):
+        direction = group.direction.iloc[0]
+        losing = [_loses(r, direction) for r in group.ratio]
+        if not losing[-1]:
+            continue
+        run = len(losing) - losing[::-1].index(False) if False in losing else 0
+        last = group.iloc[-1]
+        row = {k: last.get(k) for k in keep}
+        row.update(
+            since=group.measured_at.iloc[run],
+            losing_points=len(losing) - run,
+            factor=last.ratio if direction == "lower" else 1 / last.ratio,
+            words=worded(last.ratio, direction, last.subject, last.theirs),
+        )
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame(columns=keep)
+    return pd.DataFrame(rows)[keep].sort_values("factor", ascending=False).reset_index(drop=True)
+
+
+# -- attribution ------------------------------------------------------------------------------
+
+
+def attribution(
+    start_value: float,
+    end_value: float,
+    steps: pd.DataFrame,
+    start_label: str = "start",
+    end_label: str = "end",
+) -> pd.DataFrame:
+    """The rows of a waterfall from start_value to end_value: start, one row per step (in
+    the order given), the unexplained rest = (end - start) - sum of the steps (kept even
+    when it is about 0: "nothing unexplained" is a finding too), end.
+
+    `steps`: label, pr_repo, pr_number, delta (and any other columns, carried along).
+    Output: order, kind (start, step, unexplained, end), label, pr_repo, pr_number, delta,
+    level_from, level_to (each bar spans level_from..level_to; start and end are levels).
+    """
+    steps = steps.reset_index(drop=True)
+    extra = [c for c in steps.columns if c not in ("label", "pr_repo", "pr_number", "delta")]
+    rows: list[dict[str, object]] = [
+        {"kind": "start", "label": start_label, "delta": math.nan, "level_from": start_value}
+    ]
+    level = float(start_value)
+    seen: dict[str, int] = {}
+    for step in steps.itertuples(index=False):
+        label = str(step.label)
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:  # one label per bar: an axis of names cannot hold two alike
+            label = f"{label} ({seen[label]})"
+        delta = float(step.delta)
+        row = {
+            "kind": "step",
+            "label": label,
+            "pr_repo": step.pr_repo,
+            "pr_number": step.pr_number,
+            "delta": delta,
+            "level_from": level,
+        }
+        row.update({c: getattr(step, c) for c in extra})
+        rows.append(row)
+        level += delta
+    rest = (float(end_value) - float(start_value)) - float(
+        steps["delta"].sum() if len(steps) else 0
+    )
+    rows.append({"kind": "unexplained", "label": "unexplained", "delta": rest, "level_from": level})
+    rows.append({"kind": "end", "label": end_label, "delta": math.nan, "level_from": end_value})
+    out = pd.DataFrame(rows)
+    for column in ("pr_repo", "pr_number", *extra):
+        if column not in out:
+            out[column] = None
+    out["level_from"] = out.level_from.astype(float)
+    out["level_to"] = out.level_from + out.delta.fillna(0.0)
+    out.loc[out.kind == "unexplained", "level_to"] = float(end_value)  # exact, no float drift
+    out.insert(0, "order", range(len(out)))
+    return out[
+        [
+            "order",
+            "kind",
+            "label",
+            "pr_repo",
+            "pr_number",
+            "delta",
+            "level_from",
+            "level_to",
+            *extra,
+        ]
+    ]

@@ -1,0 +1,124 @@
+"""Change points grouped into alerts, their suspects, and newest values outside their noise."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
+
+
+def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per alert: the change points that share a project and the versions on
+    either side, with the largest change, how many series moved, and the triage."""
+    return conn.execute(
+        f"""
+        SELECT cp.alert_key, any_value(s.project) AS project,
+               any_value(cp.before_version) AS before_version,
+               any_value(cp.after_version) AS after_version,
+               min(cp.before_at) AS before_at, min(cp.after_at) AS after_at,
+               count(*) AS series,
+               count(*) FILTER (WHERE cp.kind = 'regression') AS regressions,
+               count(*) FILTER (WHERE cp.kind = 'improvement') AS improvements,
+               CASE WHEN count(DISTINCT cp.kind) > 1 THEN 'mixed'
+                    ELSE any_value(cp.kind) END AS kind,
+               arg_max(cp.change_pct, abs(cp.change_pct)) AS largest_pct,
+               arg_max(cp.after - cp.before, abs(cp.change_pct)) AS largest_abs,
+               arg_max(s.unit, abs(cp.change_pct)) AS unit,
+               arg_max({_SERIES_LABEL}, abs(cp.change_pct)) AS largest_series,
+               1 - min(cp.p_value) AS confidence,
+               coalesce(any_value(t.status), 'new') AS status, any_value(t.note) AS note,
+               any_value(t.set_by) AS set_by, any_value(t.set_at) AS set_at
+        FROM change_points cp
+        JOIN series s USING (series_id)
+        LEFT JOIN alert_triage t USING (alert_key)
+        GROUP BY cp.alert_key
+        ORDER BY after_at DESC NULLS LAST, abs(largest_pct) DESC
+        """
+    ).df()
+
+
+def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
+    """The change points of one alert, largest first, each with its series and the source
+    and line of its first point after the change."""
+    return conn.execute(
+        f"""
+        SELECT cp.series_id, {_SERIES_LABEL} AS series, s.metric, s.unit, cp.before,
+               cp.after, cp.change_pct, cp.after - cp.before AS change_abs, cp.p_value,
+               cp.kind, cp.before_version, cp.after_version, cp.before_at, cp.after_at,
+               src.uri AS source, src.url AS source_url, cp.line
+        FROM change_points cp
+        JOIN series s USING (series_id)
+        LEFT JOIN sources src USING (source_id)
+        WHERE cp.alert_key = $key
+        ORDER BY abs(cp.change_pct) DESC
+        """,
+        {"key": alert_key},
+    ).df()
+
+
+def alert_suspects(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
+    """The PRs that landed between the two sides of an alert: from the walked history
+    when both versions are commits of it (mainline commits after the one before, up to
+    the one after), else the PRs merged and the milestones recorded between the last
+    point before and the first point after."""
+    return conn.execute(
+        """
+        WITH a AS (
+            SELECT lower(any_value(before_version)) AS v0, lower(any_value(after_version)) AS v1,
+                   min(before_at) AS t0, min(after_at) AS t1
+            FROM change_points WHERE alert_key = $key
+        ),
+        ends AS (
+            SELECT c.repo,
+                   max(c.committed_at) FILTER (WHERE starts_with(c.sha, a.v0)) AS c0,
+                   max(c.committed_at) FILTER (WHERE starts_with(c.sha, a.v1)) AS c1
+            FROM commits c, a
+            WHERE length(a.v0) >= 7 AND length(a.v1) >= 7
+              AND (starts_with(c.sha, a.v0) OR starts_with(c.sha, a.v1))
+            GROUP BY c.repo
+        ),
+        found AS (
+            SELECT 1 AS rank, 'commit' AS via, c.repo, c.pr_number,
+                   coalesce(k.title, c.summary) AS title, coalesce(k.author, c.author) AS author,
+                   c.committed_at AS landed_at, c.sha
+            FROM commits c
+            JOIN ends e ON c.repo = e.repo AND c.committed_at > e.c0 AND c.committed_at <= e.c1
+            LEFT JOIN pull_requests k ON k.repo = c.repo AND k.number = c.pr_number
+            WHERE c.mainline
+            UNION ALL
+            SELECT 2, 'merged', k.repo, k.number, k.title, k.author, k.merged_at, k.merge_commit
+            FROM pull_requests k, a
+            WHERE k.merged_at > a.t0 AND k.merged_at <= a.t1
+            UNION ALL
+            SELECT 3, 'milestone', coalesce(ms.pr_repo, k.repo), ms.pr_number,
+                   coalesce(k.title, ms.description), k.author, ms.date, NULL
+            FROM milestones ms
+            CROSS JOIN a
+            LEFT JOIN pull_requests k ON k.number = ms.pr_number
+                 AND k.repo = coalesce(ms.pr_repo, k.repo)
+            WHERE ms.pr_number IS NOT NULL AND ms.date > a.t0::DATE AND ms.date <= a.t1::DATE
+        )
+        SELECT via, repo, pr_number, title, author, landed_at, sha
+        FROM found
+        QUALIFY row_number() OVER (
+            PARTITION BY coalesce(pr_number::VARCHAR, sha) ORDER BY rank, landed_at
+        ) = 1
+        ORDER BY landed_at, pr_number
+        """,
+        {"key": alert_key},
+    ).df()
+
+
+def latest_outliers(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Series whose newest value is outside their noise: not a change point yet (that
+    takes a few points after it), worth a look before the next run."""
+    return conn.execute(
+        f"""
+        SELECT n.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
+               n.latest_value, n.level, n.latest_change_pct, n.latest_z, n.cv
+        FROM series_noise n JOIN series s USING (series_id)
+        WHERE n.latest_outlier
+        ORDER BY abs(n.latest_z) DESC
+        """
+    ).df()

@@ -1,0 +1,265 @@
+"""Compare: two versions side by side, and the steps that explain a series' change."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+import pandas as pd
+
+from perfboard.queries.changes import alert_suspects
+from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
+
+_HASH = "'[0-9a-fA-F]{7,40}'"
+
+# The ok values of each series at one side, one row per value, with the series' columns.
+
+
+_SIDE_COLUMNS = f"""
+        SELECT m.series_id, {_SERIES_LABEL} AS series, s.project, s.benchmark, s.metric,
+               s.unit, s.direction, s.framework, m.value, m.version, m.measured_at,
+               src.url AS source_url
+"""
+
+# Each series' last ok point before $cut (its version, or its time when it has none) and
+# every ok value of that point before $cut: repeated runs of one commit give Welch its samples.
+
+
+_LAST_BEFORE = """
+        last AS (
+            SELECT series_id,
+                   arg_max(version, (measured_at, source_id, line)) AS v,
+                   max(measured_at) AS t
+            FROM measurements
+            WHERE status = 'ok' AND measured_at < $cut
+              AND ($series IS NULL OR series_id = $series)
+            GROUP BY series_id
+        ),
+        before_cut AS (
+            SELECT m.* FROM measurements m JOIN last l USING (series_id)
+            WHERE m.status = 'ok' AND m.measured_at < $cut
+              AND CASE WHEN l.v IS NULL THEN m.version IS NULL AND m.measured_at = l.t
+                       ELSE m.version = l.v END
+        )
+"""
+
+
+def compare_side(
+    conn: duckdb.DuckDBPyConnection, kind: str, value: str, series_id: int | None = None
+) -> pd.DataFrame:
+    """Each series' measured values at one side of a comparison, one row per ok value.
+
+    kind "version": the values measured at that version: the exact string, else a commit
+    hash of 7 or more hex digits that abbreviates the measurements' version (or that the
+    measurements' abbreviated version abbreviates), in any case; a prefix that names two
+    different commits names none. "release": a release tag of `releases`: the values at its
+    commit, else each series' last point before the release. "date" (YYYY-MM-DD): each
+    series' last point measured by the end of that day. A "point" is every value of one
+    version (or of one time, for values without a version). `series_id`: that series only.
+    Columns: series_id, series, project, benchmark, metric, unit, direction, framework,
+    value, version, measured_at, source_url.
+    """
+    params: dict[str, object] = {"series": series_id}
+    if kind == "version":
+        params["value"] = value.strip()
+        sql = f"""
+        WITH versions AS (
+            SELECT DISTINCT version FROM measurements
+            WHERE status = 'ok' AND version IS NOT NULL
+        ),
+        exact AS (SELECT version FROM versions WHERE version = $value),
+        prefixed AS (
+            SELECT version FROM versions
+            WHERE regexp_full_match($value, {_HASH}) AND regexp_full_match(version, {_HASH})
+              AND (starts_with(lower(version), lower($value))
+                   OR starts_with(lower($value), lower(version)))
+        ),
+        -- Abbreviations of one commit agree with its longest spelling; two commits do not.
+        longest AS (SELECT arg_max(lower(version), length(version)) AS v FROM prefixed),
+        chosen AS (
+            SELECT version FROM exact
+            UNION ALL
+            SELECT p.version FROM prefixed p, longest
+            WHERE NOT EXISTS (SELECT 1 FROM exact)
+              AND NOT EXISTS (SELECT 1 FROM prefixed q WHERE NOT starts_with(longest.v,
+                                                                             lower(q.version)))
+        ),
+        side AS (
+            SELECT * FROM measurements
+            WHERE status = 'ok' AND version IN (SELECT version FROM chosen)
+              AND ($series IS NULL OR series_id = $series)
+        )
+        """
+    elif kind == "release":
+        params["value"] = value.strip()
+        release = conn.execute(
+            "SELECT min(released_at) FROM releases WHERE tag = $value", {"value": params["value"]}
+        ).fetchone()[0]
+        params["cut"] = release
+        sql = f"""
+        WITH tagged AS (SELECT lower(sha) AS sha FROM releases WHERE tag = $value),
+        at_commit AS (
+            SELECT DISTINCT v.version
+            FROM (SELECT DISTINCT version FROM measurements
+                  WHERE regexp_full_match(version, {_HASH})) v
+            JOIN tagged t ON starts_with(t.sha, lower(v.version))
+        ),
+        at_release AS (
+            SELECT * FROM measurements
+            WHERE status = 'ok' AND version IN (SELECT version FROM at_commit)
+              AND ($series IS NULL OR series_id = $series)
+        ),
+        {_LAST_BEFORE},
+        side AS (
+            SELECT * FROM at_release
+            UNION ALL
+            SELECT * FROM before_cut
+            WHERE series_id NOT IN (SELECT series_id FROM at_release)
+        )
+        """
+    elif kind == "date":
+        day = datetime.strptime(value.strip(), "%Y-%m-%d")  # a ValueError names a bad date
+        params["cut"] = (pd.Timestamp(day) + pd.Timedelta(days=1)).to_pydatetime()
+        sql = f"WITH {_LAST_BEFORE}, side AS (SELECT * FROM before_cut)"
+    else:
+        raise ValueError(f"kind must be version, release or date, not {kind!r}")
+    return conn.execute(
+        sql
+        + _SIDE_COLUMNS
+        + """
+        FROM side m
+        JOIN series s USING (series_id)
+        LEFT JOIN sources src ON src.source_id = m.source_id
+        ORDER BY m.series_id, m.measured_at, m.line
+        """,
+        params,
+    ).df()
+
+
+def compare_choices(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """What a comparison's sides can be: the 300 versions measured in the most series (with
+    their first date), release tags, and the milestone labels that are also measurement
+    versions (a phase's rows). Columns: kind (version, release), value, first_at (first measured,
+    or released), series, note."""
+    return conn.execute(
+        """
+        WITH versions AS (
+            SELECT version, min(measured_at) AS first_at, count(DISTINCT series_id) AS series
+            FROM measurements
+            WHERE status = 'ok' AND version IS NOT NULL
+            GROUP BY version
+        ),
+        top AS (SELECT * FROM versions ORDER BY series DESC, first_at DESC NULLS LAST LIMIT 300),
+        named AS (
+            SELECT ms.label AS version, 'milestone of ' || any_value(p.name) AS note
+            FROM milestones ms JOIN phases p USING (phase_id)
+            GROUP BY ms.label
+        )
+        SELECT 'version' AS kind, v.version AS value, v.first_at, v.series, n.note
+        FROM versions v LEFT JOIN named n USING (version)
+        WHERE v.version IN (SELECT version FROM top) OR n.note IS NOT NULL
+        UNION ALL
+        SELECT 'release', tag, min(released_at), NULL, string_agg(DISTINCT repo, ', ')
+        FROM releases GROUP BY tag
+        ORDER BY kind DESC, first_at DESC NULLS LAST, value
+        """
+    ).df()
+
+
+def series_steps(
+    conn: duckdb.DuckDBPyConnection, series_id: int, start: datetime, end: datetime
+) -> pd.DataFrame:
+    """What moved one series between two times (start, end]: its change points (detected
+    steps, each with the PR suspected of it: alert_suspects, the first to land) and the
+    milestones of the phases that measure the same thing (project, benchmark, metric and
+    unit) recorded in that window. A milestone whose PR a change point already names is
+    left out: the series' own step counts, not the phase table's. Oldest first.
+
+    Columns: at, via (change point, milestone), label, pr_repo, pr_number, title, delta
+    (in the series' unit), suspects (PRs suspected of a change point).
+    """
+    columns = ["at", "via", "label", "pr_repo", "pr_number", "title", "delta", "suspects"]
+    changes = conn.execute(
+        """
+        SELECT alert_key, after_at AS "at", after - before AS delta, after_version
+        FROM change_points
+        WHERE series_id = $series AND after_at > $start AND after_at <= $end
+        ORDER BY after_at
+        """,
+        {"series": series_id, "start": start, "end": end},
+    ).df()
+    rows: list[dict[str, object]] = []
+    for change in changes.itertuples():
+        suspects = alert_suspects(conn, change.alert_key).dropna(subset=["pr_number"])
+        if suspects.empty:
+            rows.append(
+                {
+                    "at": change.at,
+                    "via": "change point",
+                    "label": f"step at {change.at:%Y-%m-%d}",
+                    "pr_repo": None,
+                    "pr_number": None,
+                    "title": f"no PR known to have landed before {change.after_version or '?'}",
+                    "delta": change.delta,
+                    "suspects": 0,
+                }
+            )
+            continue
+        first = suspects.iloc[0]
+        rows.append(
+            {
+                "at": change.at,
+                "via": "change point",
+                "label": f"#{int(first.pr_number)}"
+                + (f" +{len(suspects) - 1}" if len(suspects) > 1 else ""),
+                "pr_repo": first.repo,
+                "pr_number": int(first.pr_number),
+                "title": first.title,
+                "delta": change.delta,
+                "suspects": len(suspects),
+            }
+        )
+    milestones = conn.execute(
+        """
+        WITH steps AS (
+            SELECT ms.*, p.name AS phase,
+                   lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
+                       AS before
+            FROM milestones ms
+            JOIN phases p USING (phase_id)
+            JOIN series s ON s.project = p.project AND s.benchmark = p.benchmark
+                         AND s.metric = p.metric AND s.unit = p.unit
+            WHERE s.series_id = $series
+        )
+        SELECT st.date::TIMESTAMP AS "at", st.label, st.phase, coalesce(st.pr_repo, k.repo) AS repo,
+               st.pr_number, coalesce(k.title, st.description) AS title,
+               st.value - st.before AS delta
+        FROM steps st
+        LEFT JOIN pull_requests k
+          ON k.number = st.pr_number AND (st.pr_repo IS NULL OR k.repo = st.pr_repo)
+        WHERE st.value IS NOT NULL AND st.before IS NOT NULL
+          AND st.date > $start::DATE AND st.date <= $end::DATE
+        ORDER BY st.date, st.ordinal
+        """,
+        {"series": series_id, "start": start, "end": end},
+    ).df()
+    named = {r["pr_number"] for r in rows if r["pr_number"] is not None}
+    for step in milestones.itertuples():
+        if not pd.isna(step.pr_number) and int(step.pr_number) in named:
+            continue
+        has_pr = not pd.isna(step.pr_number)
+        rows.append(
+            {
+                "at": step.at,
+                "via": "milestone",
+                "label": f"#{int(step.pr_number)}" if has_pr else f"{step.phase} {step.label}",
+                "pr_repo": step.repo if has_pr else None,
+                "pr_number": int(step.pr_number) if has_pr else None,
+                "title": step.title,
+                "delta": step.delta,
+                "suspects": int(has_pr),
+            }
+        )
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame(rows)[columns].sort_values("at", kind="stable").reset_index(drop=True)

@@ -1,0 +1,82 @@
+"""Pull requests the data refers to, what they measured and what they claim."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+
+def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every PR the data refers to: those a milestone names, with the step it made (before
+    -> after), and those known from a PR facts file or a sync, with what is known of them."""
+    return conn.execute(
+        """
+        WITH steps AS (
+            SELECT ms.*, p.name AS phase, p.project, p.unit,
+                   lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
+                       AS before
+            FROM milestones ms JOIN phases p USING (phase_id)
+        ),
+        named AS (SELECT * FROM steps WHERE pr_number IS NOT NULL)
+        SELECT coalesce(n.pr_repo, k.repo) AS pr_repo,
+               coalesce(n.pr_number, k.number) AS pr_number,
+               n.pr_url, k.title, k.author, k.state, n.project, n.phase, n.phase_id,
+               n.label AS milestone, n.before, n.value AS after, n.unit,
+               (n.before - n.value) / n.before AS reduction,
+               n.reported_speedup_raw AS reported, n.disagrees, n.description,
+               coalesce(n.date, k.created_at::DATE) AS date, k.note
+        FROM named n
+        FULL OUTER JOIN pull_requests k
+          ON k.number = n.pr_number AND (n.pr_repo IS NULL OR k.repo = n.pr_repo)
+        ORDER BY n.pr_number IS NULL, date DESC NULLS LAST, pr_number DESC
+        """
+    ).df()
+
+
+def pr_measurements(
+    conn: duckdb.DuckDBPyConnection, repo: str | None, number: int, limit: int = 500
+) -> pd.DataFrame:
+    """Measurements taken at a PR's merge commit (their version is its full or short hash)."""
+    return conn.execute(
+        """
+        SELECT s.project, s.benchmark, s.metric, s.framework, s.device,
+               s.params::VARCHAR AS params, m.value, s.unit, m.status, m.version,
+               m.measured_at, src.uri AS source, m.line
+        FROM pull_requests k
+        JOIN measurements m
+          ON length(m.version) >= 7 AND starts_with(k.merge_commit, lower(m.version))
+        JOIN series s USING (series_id)
+        JOIN sources src USING (source_id)
+        WHERE k.number = $number AND ($repo IS NULL OR k.repo = $repo)
+        ORDER BY s.project, s.benchmark, s.metric
+        LIMIT $limit
+        """,
+        {"repo": repo, "number": number, "limit": limit},
+    ).df()
+
+
+def pr_claims(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Effects claimed by documents that are PR pages (their url ends in /pull/N).
+
+    A PR's description may be in the store twice (a file whose url is the PR's page, and
+    the body a GitHub sync read): each distinct claim of a PR is given once, with the
+    first source (by name) that makes it.
+    """
+    return conn.execute(
+        """
+        WITH claimed AS (
+            SELECT regexp_extract(src.url, 'https://[^/]+/([^/]+/[^/]+)/pull/\\d+', 1)
+                       AS pr_repo,
+                   regexp_extract(src.url, '/pull/(\\d+)', 1)::BIGINT AS pr_number,
+                   c.before, c.after, c.unit, c.percent, c.raw, src.uri AS source, c.line,
+                   c.ordinal
+            FROM claims c JOIN sources src USING (source_id)
+            WHERE regexp_matches(src.url, '/pull/\\d+/?$')
+        )
+        SELECT * EXCLUDE (ordinal) FROM claimed
+        QUALIFY row_number() OVER (
+            PARTITION BY pr_repo, pr_number, before, after, unit, percent
+            ORDER BY source, ordinal) = 1
+        ORDER BY pr_number, source, ordinal
+        """
+    ).df()

@@ -1,0 +1,163 @@
+"""The store as a whole: totals, projects, sources and what could not be read, the series
+catalog, the latest value of each series, the headline series."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+
+def counts(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    row = conn.execute(
+        "SELECT (SELECT count(DISTINCT project) FROM series),"
+        " (SELECT count(*) FROM series), (SELECT count(*) FROM measurements),"
+        " (SELECT count(*) FROM sources), (SELECT count(*) FROM phases),"
+        " (SELECT count(*) FROM ingest_errors WHERE severity = 'error')"
+    ).fetchone()
+    names = ("projects", "series", "measurements", "sources", "phases", "errors")
+    return dict(zip(names, row, strict=True))
+
+
+def projects(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT s.project, count(DISTINCT s.series_id) AS series, count(*) AS measurements,"
+        " count(DISTINCT s.benchmark) AS benchmarks, min(m.measured_at) AS first,"
+        " max(m.measured_at) AS last"
+        " FROM series s JOIN measurements m USING (series_id)"
+        " GROUP BY s.project ORDER BY s.project"
+    ).df()
+
+
+def latest_per_series(
+    conn: duckdb.DuckDBPyConnection, project: str | None = None, limit: int = 500
+) -> pd.DataFrame:
+    """The newest measurement of each series (by time, then by order of ingest).
+
+    One hash aggregate with arg_max, not a window over every row: 0.3 s instead of 3 s
+    cold on 10 M measurements.
+    """
+    return conn.execute(
+        """
+        WITH latest AS (
+            SELECT series_id, count(*) AS points,
+                   arg_max(struct_pack(value, status, version, measured_at, source_id, line),
+                           (coalesce(epoch_us(measured_at), 0), source_id, line)) AS m
+            FROM measurements GROUP BY series_id
+        )
+        SELECT s.project, s.benchmark, s.task, s.metric, s.framework, s.device,
+               s.params::VARCHAR AS params, s.unit, s.direction,
+               l.m.value AS latest, l.m.status AS status, l.m.version AS version,
+               l.m.measured_at AS measured_at, l.points,
+               src.uri AS source, src.url AS source_url, l.m.line AS line
+        FROM latest l
+        JOIN series s USING (series_id)
+        JOIN sources src ON src.source_id = l.m.source_id
+        WHERE $project IS NULL OR s.project = $project
+        ORDER BY s.project, s.benchmark, s.metric, s.params::VARCHAR
+        LIMIT $limit
+        """,
+        {"project": project, "limit": limit},
+    ).df()
+
+
+def sources(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT source_id, uri, url, parser, kind, status, encoding,"
+        " n_measurements AS measurements,"
+        " n_problems AS problems, created_at, ingested_at"
+        " FROM sources ORDER BY ingested_at DESC, uri"
+    ).df()
+
+
+def ingest_errors(conn: duckdb.DuckDBPyConnection, limit: int = 200) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT source_uri AS source, line, parser, severity, reason, raw, seen_at"
+        " FROM ingest_errors ORDER BY seen_at DESC, source_uri, line LIMIT ?",
+        [limit],
+    ).df()
+
+
+def last_ingest(conn: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
+    value = conn.execute("SELECT max(ingested_at) FROM sources").fetchone()[0]
+    return None if value is None else pd.Timestamp(value)
+
+
+def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every series with the dimensions a page filters on, and how many points it has."""
+    return conn.execute(
+        """
+        WITH points AS (
+            SELECT series_id, count(*) AS points,
+                   count(*) FILTER (WHERE status = 'ok') AS ok_points,
+                   min(measured_at) AS first, max(measured_at) AS last
+            FROM measurements GROUP BY series_id
+        )
+        SELECT s.series_id, s.project, s.benchmark, s.task, s.metric, s.unit, s.direction,
+               s.framework, s.device,
+               s.params->>'precision' AS precision,
+               s.params->>'batch_size' AS batch_size,
+               s.params->>'seq_len' AS seq_len,
+               s.params->>'threads' AS threads,
+               s.params::VARCHAR AS params, s.testbed::VARCHAR AS testbed,
+               coalesce(p.points, 0) AS points, coalesce(p.ok_points, 0) AS ok_points,
+               p.first, p.last
+        FROM series s LEFT JOIN points p USING (series_id)
+        ORDER BY s.project, s.benchmark, s.metric, s.framework, s.params::VARCHAR
+        """
+    ).df()
+
+
+def source_measurements(
+    conn: duckdb.DuckDBPyConnection, source_id: int, line: int | None = None, limit: int = 1000
+) -> pd.DataFrame:
+    """What one document gave, with the line and raw text of each value (provenance)."""
+    return conn.execute(
+        "SELECT m.line, m.raw, m.value, s.unit, m.status, s.benchmark, s.metric, s.framework,"
+        " s.params::VARCHAR AS params, m.version, m.measured_at, m.samples, m.run"
+        " FROM measurements m JOIN series s USING (series_id)"
+        " WHERE m.source_id = $source AND ($line IS NULL OR m.line = $line)"
+        " ORDER BY m.line, s.metric LIMIT $limit",
+        {"source": source_id, "line": line, "limit": limit},
+    ).df()
+
+
+def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:
+    return conn.execute(
+        "SELECT line, parser, severity, reason, raw FROM ingest_errors"
+        " WHERE source_uri = ? ORDER BY line",
+        [uri],
+    ).df()
+
+
+def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd.DataFrame:
+    """Each project's most-measured series, with latest, week-ago and first values.
+
+    "A week ago" is the last value at least 7 days before the series' latest one, so a
+    series measured nightly and one measured monthly both compare with their own past.
+    """
+    return conn.execute(
+        """
+        WITH counts AS (
+            SELECT series_id, count(*) AS points, max(measured_at) AS last
+            FROM measurements WHERE status = 'ok' GROUP BY series_id
+        ),
+        ranked AS (
+            SELECT s.*, c.points, c.last,
+                   row_number() OVER (PARTITION BY s.project
+                                      ORDER BY c.points DESC, c.last DESC, s.series_id) AS r
+            FROM series s JOIN counts c USING (series_id)
+        ),
+        chosen AS (SELECT * FROM ranked WHERE r <= $per_project)
+        SELECT c.series_id, c.project, c.benchmark, c.metric, c.unit, c.direction, c.framework,
+               c.device, c.params::VARCHAR AS params, c.points, c.last,
+               arg_max(m.value, m.measured_at) AS latest,
+               arg_max(m.value, m.measured_at)
+                   FILTER (WHERE m.measured_at <= c.last - INTERVAL 7 DAY) AS week_ago,
+               arg_min(m.value, m.measured_at) AS first
+        FROM chosen c JOIN measurements m USING (series_id)
+        WHERE m.status = 'ok'
+        GROUP BY ALL
+        ORDER BY c.project, c.points DESC
+        """,
+        {"per_project": per_project},
+    ).df()

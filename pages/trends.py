@@ -139,7 +139,34 @@ st.download_button(
 )
 st.subheader("Series")
 st.dataframe(
-    shown[["series", *X_PARAMS, "unit", "points", "ok_points", "first", "last", "testbed"]],
+    shown[
+        [
+            "series",
+            *X_PARAMS,
+            "unit",
+            "points",
+            "ok_points",
+            "first",
+            "last",
+            "cv",
+            "min_effect_pct",
+            "too_noisy",
+            "testbed",
+        ]
+    ],
     hide_index=True,
     width="stretch",
+    column_config={
+        "cv": st.column_config.NumberColumn(
+            "noise (cv)", format="percent", help="robust coefficient of variation"
+        ),
+        "min_effect_pct": st.column_config.NumberColumn(
+            "smallest visible step",
+            format="%.1f%%",
+            help="the smallest step change detection can show on this series at 99% confidence",
+        ),
+        "too_noisy": st.column_config.CheckboxColumn(
+            "too noisy to alert", help="no alerts come from this series"
+        ),
+    },
 )

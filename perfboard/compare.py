@@ -54,7 +54,7 @@ def _loses(ratio: float, direction: str) -> bool:
 
 
 def series_label(row: object) -> str:
-    """benchmark · metric · framework · device · params, as queries.labels.SERIES_LABEL writes it."""
+    """benchmark · metric · framework · device · params, as queries.labels writes it."""
     params = getattr(row, "params", "") or ""
     parts = [row.benchmark, row.metric, row.framework, row.device, params]  # type: ignore[attr-defined]
     return " · ".join(str(p) for p in parts if p and p != "{}")

@@ -83,7 +83,8 @@ def last_ingest(conn: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
 
 
 def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every series with the dimensions a page filters on, and how many points it has."""
+    """Every series with the dimensions a page filters on, how many points it has, and its
+    noise as the last detection measured it (cv, smallest step it can show, too noisy)."""
     return conn.execute(
         """
         WITH points AS (
@@ -100,8 +101,9 @@ def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                s.params->>'threads' AS threads,
                s.params::VARCHAR AS params, s.testbed::VARCHAR AS testbed,
                coalesce(p.points, 0) AS points, coalesce(p.ok_points, 0) AS ok_points,
-               p.first, p.last
+               p.first, p.last, n.cv, n.min_effect_pct, n.too_noisy
         FROM series s LEFT JOIN points p USING (series_id)
+        LEFT JOIN series_noise n USING (series_id)
         ORDER BY s.project, s.benchmark, s.metric, s.framework, s.params::VARCHAR
         """
     ).df()

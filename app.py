@@ -13,22 +13,49 @@ from perfboard.ui import StoreMissing, query
 
 st.set_page_config(page_title="perfboard", page_icon=":material/speed:", layout="wide")
 
-pages = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
-    st.Page("pages/phases.py", title="Phases", icon=":material/stairs:", url_path="phases"),
-    st.Page("pages/trends.py", title="Trends", icon=":material/show_chart:", url_path="trends"),
-    st.Page(
-        "pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
-    ),
-    st.Page(
-        "pages/pull_requests.py", title="Pull requests", icon=":material/merge:", url_path="prs"
-    ),
-    st.Page("pages/alerts.py", title="Alerts", icon=":material/notifications:", url_path="alerts"),
-    st.Page(
-        "pages/report.py", title="Weekly report", icon=":material/summarize:", url_path="report"
-    ),
-    st.Page("pages/sources.py", title="Sources", icon=":material/description:", url_path="sources"),
-]
+# Sections, as a team reads them: where we stand, why a number moved, what the team
+# tracks together, and where the numbers came from.
+pages = {
+    "Progress": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page("pages/phases.py", title="Phases", icon=":material/stairs:", url_path="phases"),
+        st.Page("pages/trends.py", title="Trends", icon=":material/show_chart:", url_path="trends"),
+        st.Page(
+            "pages/pull_requests.py", title="Pull requests", icon=":material/merge:", url_path="prs"
+        ),
+    ],
+    "Why": [
+        st.Page(
+            "pages/compare.py",
+            title="Compare",
+            icon=":material/compare_arrows:",
+            url_path="compare",
+        ),
+        st.Page(
+            "pages/explain.py",
+            title="Explain a change",
+            icon=":material/psychology:",
+            url_path="explain",
+        ),
+        st.Page(
+            "pages/profiles.py", title="Profiles", icon=":material/timer:", url_path="profiles"
+        ),
+        st.Page("pages/ops.py", title="Ops", icon=":material/memory:", url_path="ops"),
+    ],
+    "Team": [
+        st.Page(
+            "pages/alerts.py", title="Alerts", icon=":material/notifications:", url_path="alerts"
+        ),
+        st.Page(
+            "pages/report.py", title="Weekly report", icon=":material/summarize:", url_path="report"
+        ),
+    ],
+    "Data": [
+        st.Page(
+            "pages/sources.py", title="Sources", icon=":material/description:", url_path="sources"
+        ),
+    ],
+}
 navigation = st.navigation(pages)
 
 with st.sidebar:

@@ -170,6 +170,12 @@ else:
         column_config={"link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)")},
     )
 
+# The key is one of ours (checked against the alerts above): nothing in it to escape.
+st.markdown(
+    f"[Explain this change](/explain?alert={asked}): the ops and passes that moved in the "
+    "profiles on either side, and the PRs in between, ranked."
+)
+
 st.markdown("**Triage**")
 with st.form("triage"):
     status = st.selectbox("Status", alerts.STATUSES, index=alerts.STATUSES.index(alert.status))

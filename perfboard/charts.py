@@ -408,3 +408,180 @@ def attribution_waterfall(
         .encode(x=x, y=alt.Y("top:Q", scale=scale), text="text:N")
     )
     return alt.layer(levels, steps, labels).properties(height=340)
+
+
+# -- profiles ---------------------------------------------------------------------------------
+
+CPU_COLOR, GPU_COLOR = OKABE_ITO[0], OKABE_ITO[1]
+APPEARED, DISAPPEARED = OKABE_ITO[5], OKABE_ITO[4]
+# Op names can be long templates (nvprof kernels): cut on the axis, whole in the tooltip.
+EVENT_LABEL_PX = 300
+BAR_ROW_PX = 24
+
+
+def _bar_height(rows: int) -> int:
+    # Streamlit fits the whole chart (legend and x axis included) into the height: they
+    # get their ~80 px on top of the rows'.
+    return BAR_ROW_PX * max(rows, 1) + 80
+
+
+def profile_breakdown(rows: pd.DataFrame, top: int = 30) -> alt.LayerChart:
+    """A run's top-level ops as horizontal bars, largest first, each labelled with its
+    total and its share of the run; CPU and GPU time stacked when the report splits them
+    (a CPU-only report draws its total in one colour).
+
+    `rows`: perfboard.profiles.breakdown rows of one block at depth 0 (event, calls, total,
+    cpu_time, gpu_time, share, threads). The `top` largest are drawn.
+    """
+    data = rows.dropna(subset=["total"]).nlargest(top, "total", keep="first").copy()
+    order = list(data["event"])
+    split = bool(len(data)) and data[["cpu_time", "gpu_time"]].notna().all(axis=None)
+    if split:
+        parts = data.melt(
+            id_vars=["event", "calls", "total", "share"],
+            value_vars=["cpu_time", "gpu_time"],
+            var_name="part",
+            value_name="ms",
+        )
+        parts["part"] = parts["part"].map({"cpu_time": "CPU", "gpu_time": "GPU"})
+        domain, colours = ["CPU", "GPU"], [CPU_COLOR, GPU_COLOR]
+    else:
+        parts = data[["event", "calls", "total", "share"]].assign(part="total", ms=data["total"])
+        domain, colours = ["total"], [CPU_COLOR]
+    data["text"] = [
+        _ms(total) + (f" · {share:.1%}" if pd.notna(share) else "")
+        for total, share in zip(data["total"], data["share"], strict=True)
+    ]
+    longest = float(data["total"].max()) if len(data) else 1.0
+    # Room right of the longest bar for its label.
+    x_scale = alt.Scale(domain=[0, longest * 1.28], nice=False)
+    y = alt.Y(
+        "event:N",
+        title=None,
+        sort=order,
+        axis=alt.Axis(labelLimit=EVENT_LABEL_PX, labelFontSize=12),
+    )
+    tooltip = [
+        alt.Tooltip("event:N", title="event"),
+        alt.Tooltip("part:N", title="part"),
+        alt.Tooltip("ms:Q", title="time (ms)", format=",.4g"),
+        alt.Tooltip("total:Q", title="total (ms)", format=",.4g"),
+        alt.Tooltip("share:Q", title="share of the run", format=".2%"),
+        alt.Tooltip("calls:Q", title="calls", format=","),
+    ]
+    bars = (
+        alt.Chart(parts)
+        .mark_bar(height=16)
+        .encode(
+            y=y,
+            x=alt.X("ms:Q", title="time (ms)", scale=x_scale, stack="zero"),
+            color=alt.Color(
+                "part:N",
+                title=None,
+                scale=alt.Scale(domain=domain, range=colours),
+                legend=alt.Legend(orient="top") if split else None,
+            ),
+            order=alt.Order("part:N"),
+            tooltip=tooltip,
+        )
+    )
+    labels = (
+        alt.Chart(data)
+        .mark_text(align="left", dx=4, fontSize=12, color="#333333")
+        .encode(y=y, x=alt.X("total:Q", scale=x_scale), text="text:N")
+    )
+    return alt.layer(bars, labels).properties(height=_bar_height(len(data)))
+
+
+def _ms(value: float, signed: bool = False) -> str:
+    # Imported here: this section was appended, the module's imports are shared.
+    from perfboard.profiles import ms_text
+
+    return ms_text(value, signed)
+
+
+def _diff_text(row: pd.Series) -> str:
+    if row["status"] == "appeared":
+        return f"appeared · {_ms(row['total_b'])} in B"
+    if row["status"] == "disappeared":
+        return f"disappeared · {_ms(row['total_a'])} in A"
+    share = f" ({row['delta_share']:+.1%} of A)" if pd.notna(row["delta_share"]) else ""
+    return _ms(row["delta"], signed=True) + share
+
+
+def profile_diff(rows: pd.DataFrame, top: int = 30) -> alt.LayerChart:
+    """Run A against run B, op by op: a diverging bar of each change (B - A; left is
+    faster), largest first. An op found on one side only is not a change from 0: it is
+    drawn as a pale, dashed bar of its time on the side that has it (right: appeared in
+    B, left: disappeared from A) in its own colour, and labelled so.
+
+    `rows`: perfboard.profiles.diff rows of one block at depth 0 (event, status, total_a,
+    total_b, delta, delta_share, bar, calls_a, calls_b, note). The `top` largest are drawn.
+    """
+    data = rows.dropna(subset=["bar"]).copy()
+    data = data.assign(size=data["bar"].abs()).nlargest(top, "size", keep="first")
+    order = list(data["event"])
+    data["text"] = [_diff_text(row) for _, row in data.iterrows()]
+    data["one_side"] = data["status"].isin(["appeared", "disappeared"])
+    # Each row holds one bar, so its label goes on the other side of the zero line, where
+    # the row is empty: it never runs into the axis or another bar. Each side is kept at
+    # least 3/8 of the width, room for a label even when every op went one way.
+    left = max(-float(data["bar"].min()), 0.0) if len(data) else 1.0
+    right = max(float(data["bar"].max()), 0.0) if len(data) else 1.0
+    side = max(left, right) or 1.0
+    x_scale = alt.Scale(domain=[-max(left, 0.6 * side), max(right, 0.6 * side)], nice=False)
+    y = alt.Y(
+        "event:N",
+        title=None,
+        sort=order,
+        axis=alt.Axis(labelLimit=EVENT_LABEL_PX, labelFontSize=12),
+    )
+    x = alt.X("bar:Q", title="change B − A (ms) · left: faster in B", scale=x_scale)
+    color = alt.Color(
+        "status:N",
+        title=None,
+        scale=alt.Scale(
+            domain=["faster", "slower", "same", "appeared", "disappeared"],
+            range=[GAIN, LOSS, BASELINE, APPEARED, DISAPPEARED],
+        ),
+        legend=alt.Legend(orient="top"),
+    )
+    tooltip = [
+        alt.Tooltip("event:N", title="event"),
+        alt.Tooltip("status:N", title="status"),
+        alt.Tooltip("total_a:Q", title="A (ms)", format=",.4g"),
+        alt.Tooltip("total_b:Q", title="B (ms)", format=",.4g"),
+        alt.Tooltip("delta:Q", title="B − A (ms)", format="+,.4g"),
+        alt.Tooltip("delta_share:Q", title="of A's total", format="+.2%"),
+        alt.Tooltip("calls_a:Q", title="calls A", format=","),
+        alt.Tooltip("calls_b:Q", title="calls B", format=","),
+        alt.Tooltip("note:N", title="note"),
+    ]
+    base = alt.Chart(data).encode(y=y)
+    changed = (
+        base.transform_filter("!datum.one_side")
+        .mark_bar(height=16)
+        .encode(x=x, x2=alt.datum(0), color=color, tooltip=tooltip)
+    )
+    one_side = (
+        base.transform_filter("datum.one_side")
+        .mark_bar(height=16, fillOpacity=0.35, strokeWidth=1.5, strokeDash=[4, 2])
+        .encode(x=x, x2=alt.datum(0), color=color, stroke=color, tooltip=tooltip)
+    )
+    origin = alt.X("zero:Q", scale=x_scale)
+    labels_right = (
+        base.transform_filter("datum.bar < 0")
+        .transform_calculate(zero="0")
+        .mark_text(align="left", dx=5, fontSize=12, color="#333333")
+        .encode(x=origin, text="text:N")
+    )
+    labels_left = (
+        base.transform_filter("datum.bar >= 0")
+        .transform_calculate(zero="0")
+        .mark_text(align="right", dx=-5, fontSize=12, color="#333333")
+        .encode(x=origin, text="text:N")
+    )
+    zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="#333333").encode(x=origin)
+    return alt.layer(changed, one_side, zero, labels_right, labels_left).properties(
+        height=_bar_height(len(data))
+    )

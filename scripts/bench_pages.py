@@ -53,7 +53,8 @@ PAGES = {
 }
 
 
-def run_page(db: Path, page: str, params: dict[str, str]) -> float:
+def run_page(db: Path, page: str, params: dict[str, str], charts: int | None = None) -> float:
+    """Seconds of one AppTest run of `page` on `db`; `charts`: how many charts it must draw."""
     from streamlit.testing.v1 import AppTest
 
     os.environ["PERFBOARD_DB"] = str(db)
@@ -66,6 +67,10 @@ def run_page(db: Path, page: str, params: dict[str, str]) -> float:
     seconds = time.perf_counter() - started
     if at.exception:
         raise SystemExit(f"{page} on {db}: {at.exception[0].message}")
+    if charts is not None and len(at.get("vega_lite_chart")) != charts:
+        raise SystemExit(
+            f"{page} on {db} drew {len(at.get('vega_lite_chart'))} charts, not {charts}"
+        )
     return seconds
 
 

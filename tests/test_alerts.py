@@ -29,7 +29,15 @@ def sha(night: int) -> str:
     return hashlib.sha1(f"night {night}".encode()).hexdigest()
 
 
-def nightly(path: Path, batch_sizes=(1, 2), levels=LEVELS, noise=0.01, seed=7, **extra) -> Path:
+def nightly(
+    path: Path,
+    batch_sizes=(1, 2),
+    levels=LEVELS,
+    noise=0.01,
+    seed=7,
+    start: datetime = START,
+    **extra,
+) -> Path:
     rng = np.random.default_rng(seed)
     records = []
     for batch in batch_sizes:
@@ -41,7 +49,7 @@ def nightly(path: Path, batch_sizes=(1, 2), levels=LEVELS, noise=0.01, seed=7, *
                         **RECORD,
                         "params": {"batch_size": batch, "seq_len": 128},
                         "version": sha(night),
-                        "time": f"{START + timedelta(days=night):%Y-%m-%dT%H:%M:%SZ}",
+                        "time": f"{start + timedelta(days=night):%Y-%m-%dT%H:%M:%SZ}",
                         "value": round(float(level * (1 + noise * rng.standard_normal())), 4),
                         **extra,
                     }

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,11 +40,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(demo_db: Path) -> Iterator[str]:
+@contextmanager
+def serving(db: Path) -> Iterator[str]:
+    """perfboard on `db`, started as `make run` starts it; yields its URL."""
     require_chromium()
     port = free_port()
-    env = {**os.environ, "PERFBOARD_DB": str(demo_db)}
+    env = {**os.environ, "PERFBOARD_DB": str(db)}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -75,6 +77,12 @@ def server(demo_db: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(demo_db: Path) -> Iterator[str]:
+    with serving(demo_db) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,24 @@
     changes.py   change points grouped into alerts, suspects, newest values out of noise
     report.py    the weekly report's week
     compare.py   two versions side by side, the steps behind a series' change
+    ops.py       op benchmark results, latest per series, a pair's ratio by Paddle commit
+    profiles.py  runs with profiler reports, one run's events and its IR passes
 
 Every value goes in as a bound parameter. Aggregation happens here, in DuckDB, so a page
 receives rows it can show, never a table of millions to reduce in pandas. Pages call
 these as `queries.NAME` through perfboard.ui.query.
 """
 
-from perfboard.queries.changes import alert_changes, alert_suspects, alerts, latest_outliers
+from perfboard.queries.changes import (
+    alert_changes,
+    alert_suspects,
+    alerts,
+    latest_outliers,
+    suspects_between,
+)
 from perfboard.queries.compare import compare_choices, compare_side, series_steps
+from perfboard.queries.ops import op_history, op_results
+from perfboard.queries.profiles import profile_events, profile_passes, profile_runs
 from perfboard.queries.progress import milestones, phases, project_milestones
 from perfboard.queries.prs import pr_claims, pr_measurements, referenced_prs
 from perfboard.queries.report import (
@@ -52,9 +62,14 @@ __all__ = [
     "latest_outliers",
     "latest_per_series",
     "milestones",
+    "op_history",
+    "op_results",
     "phases",
     "pr_claims",
     "pr_measurements",
+    "profile_events",
+    "profile_passes",
+    "profile_runs",
     "project_milestones",
     "projects",
     "referenced_prs",
@@ -66,6 +81,7 @@ __all__ = [
     "source_errors",
     "source_measurements",
     "sources",
+    "suspects_between",
     "week_gaps",
     "week_headlines",
     "week_phases",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import duckdb
 import pandas as pd
 
@@ -58,16 +60,30 @@ def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFra
 
 
 def alert_suspects(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
-    """The PRs that landed between the two sides of an alert: from the walked history
-    when both versions are commits of it (mainline commits after the one before, up to
-    the one after), else the PRs merged and the milestones recorded between the last
-    point before and the first point after."""
+    """The PRs that landed between the two sides of an alert (see suspects_between)."""
+    sides = conn.execute(
+        "SELECT any_value(before_version), any_value(after_version), min(before_at),"
+        " min(after_at) FROM change_points WHERE alert_key = ?",
+        [alert_key],
+    ).fetchall()[0]
+    return suspects_between(conn, *sides)
+
+
+def suspects_between(
+    conn: duckdb.DuckDBPyConnection,
+    before_version: str | None,
+    after_version: str | None,
+    before_at: datetime | None,
+    after_at: datetime | None,
+) -> pd.DataFrame:
+    """The PRs that landed between two measurements: from the walked history when both
+    versions are commits of it (mainline commits after the one before, up to the one
+    after), else the PRs merged and the milestones recorded between the two times."""
     return conn.execute(
         """
         WITH a AS (
-            SELECT lower(any_value(before_version)) AS v0, lower(any_value(after_version)) AS v1,
-                   min(before_at) AS t0, min(after_at) AS t1
-            FROM change_points WHERE alert_key = $key
+            SELECT lower($v0) AS v0, lower($v1) AS v1,
+                   $t0::TIMESTAMP AS t0, $t1::TIMESTAMP AS t1
         ),
         ends AS (
             SELECT c.repo,
@@ -106,7 +122,7 @@ def alert_suspects(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFr
         ) = 1
         ORDER BY landed_at, pr_number
         """,
-        {"key": alert_key},
+        {"v0": before_version, "v1": after_version, "t0": before_at, "t1": after_at},
     ).df()
 
 

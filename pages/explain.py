@@ -1,0 +1,192 @@
+"""Explain a change: for an alert, or two points of a model series, the ops that moved in
+the profiles of a run on either side, the passes that started or stopped firing, and the
+PRs that landed in between, as one short ranked list."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from perfboard import explain, profiles, queries
+from perfboard.links import pr_links
+from perfboard.markup import md_escape
+from perfboard.ui import StoreMissing, missing_store_notice, query
+
+SERIES_PARTS = ["project", "benchmark", "metric", "framework", "params"]
+
+st.title("Explain a change")
+try:
+    found = query(queries.alerts)
+    catalog = query(queries.series_catalog)
+except StoreMissing as missing:
+    missing_store_notice(str(missing))
+    st.stop()
+runs = query(queries.profile_runs)
+params = st.query_params
+
+modes = ["an alert", "two points of a series"]
+asked_mode = 0 if params.get("alert") or (not params.get("series") and not found.empty) else 1
+mode = st.radio("Explain", modes, index=asked_mode, horizontal=True)
+
+# -- the change: project, benchmark and the two sides --------------------------------------
+if mode == "an alert":
+    if found.empty:
+        st.info(
+            "No alert yet: `python -m perfboard detect` finds change points; or explain two "
+            "points of a series."
+        )
+        st.stop()
+    keys = list(found.alert_key)
+    labels = {
+        a.alert_key: f"{a.kind} {a.largest_pct:+.1f}% · {a.project} · "
+        f"{a.before_version or '?'} → {a.after_version or '?'}"
+        for a in found.itertuples()
+    }
+    asked = params.get("alert", "")
+    key = st.selectbox(
+        "Alert", keys, index=keys.index(asked) if asked in keys else 0, format_func=labels.get
+    )
+    st.query_params.clear()
+    st.query_params["alert"] = key
+    alert = found.set_index("alert_key").loc[key]
+    changes = query(queries.alert_changes, key)
+    largest = changes.iloc[0]
+    series_row = catalog[catalog.series_id == largest.series_id].iloc[0]
+    project, benchmark = str(alert.project), str(series_row.benchmark)
+    before_version, after_version = largest.before_version, largest.after_version
+    before_at, after_at = largest.before_at, largest.after_at
+    before_value, after_value, unit = largest.before, largest.after, largest.unit
+    what = str(largest.series)
+else:
+    measured = catalog[catalog.ok_points >= 2]
+    if measured.empty:
+        st.info("No series has two measured points yet.")
+        st.stop()
+    ids = list(measured.series_id)
+    asked_series = params.get("series", "")
+    series_id = st.selectbox(
+        "Series",
+        ids,
+        index=ids.index(int(asked_series))
+        if asked_series.isdigit() and int(asked_series) in ids
+        else 0,
+        format_func=lambda i: " · ".join(
+            str(v) for v in measured.set_index("series_id").loc[i, SERIES_PARTS] if v
+        ),
+    )
+    points = query(queries.series_points, (int(series_id),), 2000)
+    points = points[points.status == "ok"].reset_index(drop=True)
+    point_labels = [
+        f"{p.measured_at:%Y-%m-%d %H:%M} · {p.version or 'no version'} · {p.value:.4g}"
+        if pd.notna(p.measured_at)
+        else f"undated · {p.version or 'no version'} · {p.value:.4g}"
+        for p in points.itertuples()
+    ]
+    cols = st.columns(2)
+    first = cols[0].selectbox(
+        "From", range(len(points)), index=0, format_func=point_labels.__getitem__
+    )
+    last = cols[1].selectbox(
+        "To", range(len(points)), index=len(points) - 1, format_func=point_labels.__getitem__
+    )
+    first, last = sorted((first, last))
+    st.query_params.clear()
+    st.query_params["series"] = str(series_id)
+    series_row = catalog[catalog.series_id == series_id].iloc[0]
+    project, benchmark = str(series_row.project), str(series_row.benchmark)
+    a, b = points.iloc[first], points.iloc[last]
+    before_version, after_version = a.version, b.version
+    before_at, after_at = a.measured_at, b.measured_at
+    before_value, after_value, unit = a.value, b.value, series_row.unit
+    what = " · ".join(
+        str(v) for v in (series_row.benchmark, series_row.metric, series_row.framework) if v
+    )
+
+change = (after_value - before_value) / before_value * 100 if before_value else math.nan
+cols = st.columns(3)
+cols[0].metric("Before", f"{before_value:.4g} {unit}", help=str(before_version or ""))
+cols[1].metric("After", f"{after_value:.4g} {unit}", help=str(after_version or ""))
+cols[2].metric("Change", f"{change:+.1f}%" if not math.isnan(change) else "–")
+st.caption(
+    f"{md_escape(what)}: {md_escape(before_version or '?')} → {md_escape(after_version or '?')}"
+)
+
+# -- the evidence ----------------------------------------------------------------------------
+pick_a, pick_b = explain.pick_runs(runs, project, benchmark, before_at, after_at)
+run_keys = [profiles.run_key(int(r.source_id), int(r.run)) for r in runs.itertuples()]
+run_labels = {
+    profiles.run_key(int(r.source_id), int(r.run)): (
+        f"{pd.Timestamp(r.date):%Y-%m-%d}" if pd.notna(r.date) else "undated"
+    )
+    + f" · {r.label or r.title or r.uri}"
+    for r in runs.itertuples()
+}
+choices = [None, *run_keys]
+cols = st.columns(2)
+chosen = []
+for col, side, pick, param in (
+    (cols[0], "A (before)", pick_a, "run"),
+    (cols[1], "B (after)", pick_b, "vs"),
+):
+    default = params.get(param) or (profiles.run_key(*pick.key) if pick.key else None)
+    key = col.selectbox(
+        f"Profile run {side}",
+        choices,
+        index=choices.index(default) if default in choices else 0,
+        format_func=lambda k: "none" if k is None else run_labels[k],
+        help="Picked: the nearest dated profile of this project on that side of the change.",
+    )
+    if key is None:
+        col.caption(md_escape(pick.note))
+    else:
+        st.query_params[param] = key
+    chosen.append(key)
+
+suspects = query(queries.suspects_between, before_version, after_version, before_at, after_at)
+op_diff = passes_diff = None
+run_total = math.nan
+if chosen[0] and chosen[1]:
+    (sa, ra), (sb, rb) = (profiles.parse_run_key(k) for k in chosen)
+    events_a, events_b = (
+        query(queries.profile_events, sa, ra),
+        query(queries.profile_events, sb, rb),
+    )
+    op_diff = profiles.diff(events_a, events_b)
+    passes_diff = profiles.passes_diff(
+        query(queries.profile_passes, sa, ra), query(queries.profile_passes, sb, rb)
+    )
+    block = profiles.main_block(events_a)
+    totals = profiles.block_totals(events_a) if block else {}
+    run_total = totals[block].total if block in totals else math.nan
+    # Run keys are "SOURCE:RUN" made by profiles.run_key: nothing in them to escape.
+    st.markdown(f"[The whole diff of the two profiles](/profiles?run={chosen[0]}&vs={chosen[1]})")
+
+ranked = explain.reasons(suspects, op_diff, passes_diff, run_total)
+st.subheader("What to look at, most likely first")
+if ranked.empty:
+    st.info(
+        "Nothing to go on: no PR is known to have landed between these two points, and "
+        "there is no profile on both sides. Sync the PRs (`python -m ingest github-prs "
+        "--all`), walk the repository (`python -m ingest git`), or ingest a profile of a "
+        "run on each side."
+    )
+    st.stop()
+ranked["link"] = pr_links([None] * len(ranked), ranked.pr_repo, ranked.pr_number)
+st.dataframe(
+    ranked[["rank", "kind", "what", "how_much", "evidence", "link"]],
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "what": st.column_config.TextColumn("what", width="large"),
+        "how_much": st.column_config.TextColumn("how much"),
+        "evidence": st.column_config.TextColumn("evidence", width="large"),
+        "link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+    },
+)
+if op_diff is None:
+    st.caption(
+        "No profile on both sides: only the PRs in between are listed. A profiler report of "
+        "a run before and one after adds the ops and passes that moved."
+    )

@@ -1,0 +1,414 @@
+"""Profiles: one run's op breakdown from its profiler report (events, nested events, the
+GpuMemCpy summary, the IR passes that fired), and the diff of two runs: which ops got
+faster or slower, which appeared or disappeared, which passes started or stopped firing.
+
+The view is its URL: ``/profiles?run=SOURCE_ID:RUN&vs=SOURCE_ID:RUN``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from perfboard import charts, profiles, queries
+from perfboard.links import safe_https
+from perfboard.markup import md_escape
+from perfboard.ui import page_data, query
+
+TOP = 30  # bars a chart draws: more than this is not readable as labels
+PARENTS = 20  # nested-event expanders drawn; the rest of the parents share one
+NOTHING = ""  # "Compare with": no second run
+
+st.title("Profiles")
+runs = page_data(
+    queries.profile_runs,
+    empty="No profiler reports yet. `python -m ingest profiles PATH` (or `auto`) reads Paddle "
+    "profiler reports (GPU, CPU-only, and the newer layout with a GpuMemCpy Summary and nested "
+    "events) and nvprof summaries from logs, issue comments or files.",
+)
+runs["key"] = [profiles.run_key(s, r) for s, r in zip(runs.source_id, runs.run, strict=True)]
+by_key = runs.set_index("key", drop=False)
+keys = list(runs.key)
+
+
+def text(value: object) -> str:
+    """A text cell of the runs table, "" for a missing one."""
+    return value if isinstance(value, str) else ""
+
+
+def described(row: Any) -> str:
+    """How a run is named in the pickers: date · project/benchmark · heading · size."""
+    day = f"{row.date:%Y-%m-%d}" if not pd.isna(row.date) else "undated"
+    names = (text(row.project), text(row.benchmark))
+    what = "/".join(dict.fromkeys(p for p in names if p))
+    heading = text(row.label) or text(row.title) or text(row.uri)
+    if len(heading) > 60:
+        heading = heading[:59] + "…"
+    size = f"{int(row.events)} events"
+    return f"{day} · {what or 'no project'} · {heading} · {size} · #{row.key}"
+
+
+# Named once: the pickers call this for every option on every run.
+NAMES = {NOTHING: "— nothing: one run only —"} | {
+    row.key: described(row) for row in runs.itertuples(index=False)
+}
+
+
+def describe(key: str) -> str:
+    return NAMES.get(key, key)
+
+
+params = st.query_params
+for name in ("run", "vs"):
+    asked = params.get(name)
+    if asked and asked not in by_key.index:
+        st.warning(
+            f"The run {md_escape(asked)} in the link (`{name}=`) holds no profile here: "
+            "a run is `SOURCE_ID:RUN`, as the pickers below write it."
+        )
+
+
+def picked(name: str, options: list[str], default: str) -> str:
+    """The widget key of the picker behind query parameter `name`, set up so that the URL
+    opens the view it names and a pick survives the rerun it causes.
+
+    The pickers carry keys: without one, a widget whose default (taken from the URL)
+    changed would be a new widget, and the pick that changed the URL would be lost on
+    the next one. The URL wins over the picker only when it says something the page did
+    not write itself: a link followed, an address typed.
+    """
+    widget, written = f"profiles_{name}", f"profiles_{name}_in_url"
+    wanted = params.get(name, NOTHING)
+    if wanted in options and wanted != st.session_state.get(written):
+        st.session_state[widget] = wanted
+    if st.session_state.get(widget) not in options:
+        st.session_state[widget] = default
+    return widget
+
+
+def write_url(name: str, value: str) -> None:
+    st.session_state[f"profiles_{name}_in_url"] = value
+    if value:
+        st.query_params[name] = value
+    elif name in st.query_params:
+        del st.query_params[name]
+
+
+left, right = st.columns(2)
+a_key = left.selectbox(
+    "Run (A)",
+    keys,
+    key=picked("run", keys, keys[0]),
+    format_func=describe,
+    help="Newest first. Pick the run before a change here, and the run after it on the right.",
+)
+b_options = [NOTHING, *(k for k in keys if k != a_key)]
+b_key = right.selectbox(
+    "Compare with (B)",
+    b_options,
+    key=picked("vs", b_options, NOTHING),
+    format_func=describe,
+)
+write_url("run", a_key)
+write_url("vs", b_key)
+
+
+def source_line(name: str, key: str, events: pd.DataFrame) -> None:
+    """Where the run came from (its document, linked when it has an https link) and what
+    kind of report it is."""
+    row = by_key.loc[key]
+    title = md_escape(text(row.title) or text(row.uri))
+    link = safe_https(text(row.url))
+    # Parentheses would end the markdown link early: encoded, the URL means the same.
+    shown = f"[{title}]({link.replace('(', '%28').replace(')', '%29')})" if link else title
+    heading = md_escape(text(row.label))
+    st.markdown(f"**{name}** · {shown}" + (f" · {heading}" if heading else ""))
+    day = f"{row.date:%Y-%m-%d}" if not pd.isna(row.date) else "date unknown"
+    st.caption(
+        " · ".join(
+            md_escape(p)
+            for p in (
+                profiles.layout(events),
+                day,
+                text(row.project) and f"project {row.project}",
+                text(row.benchmark) and f"benchmark {row.benchmark}",
+                text(row.author) and f"by {row.author}",
+                f"run {key}",
+                text(row.uri),
+            )
+            if p
+        )
+    )
+
+
+def indented(rows: pd.DataFrame, below: int = 0) -> pd.Series:
+    """Event names indented by their depth below `below`, as the report indents them."""
+    return pd.Series(
+        [
+            "\u2003" * max(depth - below - 1, 0) + ("↳ " if depth > below else "") + event
+            for depth, event in zip(rows.depth, rows.event, strict=True)
+        ],
+        index=rows.index,
+    )
+
+
+EVENT_COLUMNS = {
+    "event": st.column_config.TextColumn("event", width="large"),
+    "calls": st.column_config.NumberColumn("calls", format="localized"),
+    "total": st.column_config.NumberColumn("total (ms)", format="%.6g"),
+    "cpu_time": st.column_config.NumberColumn("CPU (ms)", format="%.6g"),
+    "gpu_time": st.column_config.NumberColumn("GPU (ms)", format="%.6g"),
+    "share": st.column_config.NumberColumn("share of run", format="percent"),
+    "ave": st.column_config.NumberColumn("ave (ms)", format="%.4g"),
+    "min": st.column_config.NumberColumn("min (ms)", format="%.4g"),
+    "max": st.column_config.NumberColumn("max (ms)", format="%.4g"),
+    "line": st.column_config.NumberColumn("line", format="%d"),
+}
+
+
+def event_table(rows: pd.DataFrame, below: int = 0) -> None:
+    shown = rows.assign(event=indented(rows, below))
+    columns = ["event", "calls", "total", "cpu_time", "gpu_time", "share", "ave", "min", "max"]
+    columns = [c for c in columns if shown[c].notna().any()] + ["threads", "line"]
+    st.dataframe(shown[columns], hide_index=True, width="stretch", column_config=EVENT_COLUMNS)
+
+
+BLOCK_NAMES = {
+    "memcpy": "GpuMemCpy summary",
+    "nvprof": "nvprof: GPU activities",
+    "event": "Event summary",
+}
+
+
+def block_name(block: str) -> str:
+    return BLOCK_NAMES.get(block, block.replace("nvprof ", "nvprof: ") + " calls")
+
+
+def nested_events(rows: pd.DataFrame) -> None:
+    """The newer report's indented Event Summary: each parent's nested events in an
+    expander, the largest parents first."""
+    children = rows[rows.depth > 0]
+    if children.empty:
+        return
+    under = profiles.nested_by_parent(rows)
+    top = rows[(rows.depth == 0) & rows.path.isin(list(under))]
+    parents = [(parent, under[parent.path]) for parent in top.itertuples()]
+    st.markdown(f"**Nested events** ({len(children)} under {len(parents)} events)")
+    st.caption(
+        "The newer report indents the events that ran inside another (its compute, data "
+        "preparation, the copies it made). Their time is part of their parent's."
+    )
+    for parent, nested in parents[:PARENTS]:
+        label = (
+            f"{md_escape(parent.event)} · {len(nested)} nested · {profiles.ms_text(parent.total)}"
+            if pd.notna(parent.total)
+            else f"{md_escape(parent.event)} · {len(nested)} nested"
+        )
+        with st.expander(label):
+            event_table(nested)
+    rest = parents[PARENTS:]
+    if rest:
+        with st.expander(f"Nested events of {len(rest)} more events"):
+            event_table(pd.concat([c for _, c in rest]))
+
+
+def passes_table(passes: pd.DataFrame) -> None:
+    fired = passes[passes.subgraphs.fillna(0) > 0]
+    st.caption(
+        f"{len(passes)} passes ran, {len(fired)} fused subgraphs. A count is left empty "
+        "where the log does not say one (a pass that fused nothing, or an analysis pass)."
+    )
+    st.dataframe(
+        passes[["order", "name", "kind", "subgraphs", "line"]],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "name": st.column_config.TextColumn("pass", width="large"),
+            "subgraphs": st.column_config.NumberColumn("subgraphs fused", format="%d"),
+        },
+    )
+
+
+def breakdown_part(key: str, events: pd.DataFrame) -> None:
+    rows = profiles.breakdown(events)
+    totals = profiles.block_totals(events)
+    main = profiles.main_block(events)
+    if main is None:
+        st.info("This run holds no profile events.")
+        return
+    total = totals[main]
+    ops = rows[(rows.block == main) & (rows.depth == 0)]
+    cols = st.columns(4)
+    cols[0].metric(
+        "Total",
+        profiles.ms_text(total.total),
+        help="From the report's own Ratio column where it has one (so a table cut after a "
+        "few rows still gives its run's total), else the sum of the top-level events.",
+    )
+    cols[1].metric("Top-level events", f"{len(ops):,}")
+    cols[2].metric(
+        "Listed",
+        f"{total.coverage:.0%}",
+        help="Share of the total that the rows read account for: below 100% the pasted "
+        "table was cut.",
+    )
+    gpu = ops.gpu_time.sum(min_count=1)
+    cols[3].metric(
+        "GPU time",
+        f"{gpu / ops.total.sum():.0%} of listed" if pd.notna(gpu) and ops.total.sum() else "–",
+        help="A CPU-only report has no GPU time.",
+    )
+    if not total.complete:
+        st.caption(
+            f"The table was cut: its rows list {total.coverage:.0%} of the run's "
+            f"{profiles.ms_text(total.total)}. Paddle sorts by total, so what is missing took "
+            f"less than the last row ({profiles.ms_text(total.smallest)}) each."
+        )
+    shown = min(len(ops), TOP)
+    st.markdown(
+        f"**{block_name(main)}**: top-level events by total"
+        + (f" (the {shown} largest of {len(ops)})" if len(ops) > shown else "")
+    )
+    chart = charts.profile_breakdown(ops, top=TOP)
+    st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    event_table(ops)
+    nested_events(rows[rows.block == main])
+    for block in [b for b in dict.fromkeys(rows.block) if b != main]:
+        extra = rows[rows.block == block]
+        st.markdown(f"**{block_name(block)}**")
+        if block == "memcpy":
+            st.caption(
+                "Copies between host and device as the report sums them (GpuMemcpySync "
+                "and GpuMemcpyAsync under their total); share: of the whole report's time. "
+                "They are also inside the events that made them."
+            )
+        event_table(extra)
+    if "memcpy" not in totals and main == "event":
+        st.caption("No GpuMemCpy summary in this report (only the newer layout prints one).")
+
+
+def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> None:
+    rows = profiles.diff(ea, eb)
+    summary = profiles.diff_summary(ea, eb, rows)
+    notes = profiles.layout_notes(ea, eb)
+    if notes:
+        st.info("\n".join(f"- {md_escape(note)}" for note in notes))
+    cols = st.columns(5)
+    cols[0].metric("Total A", profiles.ms_text(summary["total_a"]))
+    cols[1].metric(
+        "Total B",
+        profiles.ms_text(summary["total_b"]),
+        delta=f"{profiles.ms_text(summary['delta'], signed=True)} ({summary['delta_pct']:+.1%})"
+        if pd.notna(summary["delta_pct"])
+        else None,
+        delta_color="inverse",
+    )
+    cols[2].metric("Faster / slower", f"{summary['faster']} / {summary['slower']}")
+    cols[3].metric("Appeared / disappeared", f"{summary['appeared']} / {summary['disappeared']}")
+    cols[4].metric("Same (within 1%)", summary["same"])
+    block = summary["block"]
+    top = rows[(rows.block == block) & (rows.depth == 0)]
+    if top.empty:
+        st.info("A and B share no kind of profile rows to compare.")
+        return
+    st.markdown(
+        f"**Change by op** ({block_name(str(block))}"
+        + (f", the {TOP} largest of {len(top)}" if len(top) > TOP else "")
+        + ")"
+    )
+    chart = charts.profile_diff(top, top=TOP)
+    st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    st.caption(
+        "Bars: B − A of each op's total, left when B is faster. An op listed on one side "
+        "only is drawn pale and dashed at its time on that side: it appeared in B (right) or "
+        "disappeared from A (left), as a fused op replaces the ops it fuses. Share: of A's "
+        f"total. Same: within {profiles.SAME_WITHIN:.0%} of A's time of the op."
+    )
+    nested = st.toggle("Show nested events and other blocks", value=False)
+    table = rows if nested else top
+    table = table.assign(event=indented(table))
+    st.dataframe(
+        table[
+            [
+                "event",
+                "status",
+                "total_a",
+                "total_b",
+                "delta",
+                "delta_pct",
+                "delta_share",
+                "calls_a",
+                "calls_b",
+                "cpu_a",
+                "cpu_b",
+                "gpu_a",
+                "gpu_b",
+                "note",
+                *(["block"] if nested else []),
+            ]
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "event": st.column_config.TextColumn("event", width="large"),
+            "total_a": st.column_config.NumberColumn("A (ms)", format="%.6g"),
+            "total_b": st.column_config.NumberColumn("B (ms)", format="%.6g"),
+            "delta": st.column_config.NumberColumn("B − A (ms)", format="%+.4g"),
+            "delta_pct": st.column_config.NumberColumn("change", format="percent"),
+            "delta_share": st.column_config.NumberColumn("of A's total", format="percent"),
+            "calls_a": st.column_config.NumberColumn("calls A", format="localized"),
+            "calls_b": st.column_config.NumberColumn("calls B", format="localized"),
+            "cpu_a": st.column_config.NumberColumn("CPU A", format="%.6g"),
+            "cpu_b": st.column_config.NumberColumn("CPU B", format="%.6g"),
+            "gpu_a": st.column_config.NumberColumn("GPU A", format="%.6g"),
+            "gpu_b": st.column_config.NumberColumn("GPU B", format="%.6g"),
+            "note": st.column_config.TextColumn("note", width="medium"),
+        },
+    )
+
+    st.markdown("**IR passes**: which fired (fused subgraphs) in each run")
+    a_id, b_id = profiles.parse_run_key(a_key), profiles.parse_run_key(b_key)
+    pa = query(queries.profile_passes, *a_id) if a_id else pd.DataFrame()
+    pb = query(queries.profile_passes, *b_id) if b_id else pd.DataFrame()
+    passes = profiles.passes_diff(pa, pb)
+    if passes.empty:
+        st.caption("Neither run's document holds an IR pass log.")
+        return
+    st.dataframe(
+        passes,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "name": st.column_config.TextColumn("pass", width="large"),
+            "subgraphs_a": st.column_config.NumberColumn("subgraphs A", format="%d"),
+            "subgraphs_b": st.column_config.NumberColumn("subgraphs B", format="%d"),
+            "subgraphs_delta": st.column_config.NumberColumn("B − A", format="%+d"),
+            "order_a": st.column_config.NumberColumn("order A", format="%d"),
+            "order_b": st.column_config.NumberColumn("order B", format="%d"),
+        },
+    )
+
+
+a_source, a_run = profiles.parse_run_key(a_key) or (0, 0)
+events_a = query(queries.profile_events, a_source, a_run)
+if b_key:
+    b_source, b_run = profiles.parse_run_key(b_key) or (0, 0)
+    events_b = query(queries.profile_events, b_source, b_run)
+    st.subheader("Diff: A → B")
+    source_line("A", a_key, events_a)
+    source_line("B", b_key, events_b)
+    diff_part(a_key, b_key, events_a, events_b)
+    st.subheader("Breakdown of A")
+else:
+    st.subheader("Breakdown")
+    source_line("Run", a_key, events_a)
+breakdown_part(a_key, events_a)
+if not b_key:
+    st.markdown("**IR passes**")
+    passes_a = query(queries.profile_passes, a_source, a_run)
+    if passes_a.empty:
+        st.caption("The run's document holds no IR pass log.")
+    else:
+        passes_table(passes_a)

@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from perfboard import charts, compare, queries
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, to_url, url_state
 
 PARTS = ["Two versions", "Paired variants", "Attribution"]
 KINDS = ("version", "release", "date")
@@ -32,18 +32,9 @@ catalog = page_data(
     "or result files with `python -m ingest results FILE`.",
 )
 params = st.query_params
+PAGE = "compare"  # the scope of this page's pickers in the session
 # The open part is in the URL (?part=...), and only the open part runs.
 versions_tab, pairs_tab, attribution_tab = st.tabs(PARTS, key="part", bind="query-params")
-
-
-def asked(name: str, options: list[str] | tuple[str, ...], default: str) -> str:
-    """A query parameter if it is one of the options, else the default."""
-    value = params.get(name, default)
-    return value if value in options else default
-
-
-def index_of(options: list[str], value: str | None) -> int:
-    return options.index(value) if value in options else 0
 
 
 # -- two versions -----------------------------------------------------------------------------
@@ -60,10 +51,7 @@ def side_picker(
     b) or the widgets. None when the kind has nothing to choose from."""
     key = name.lower()
     kind = column.radio(
-        f"{name} is a",
-        KINDS,
-        index=KINDS.index(asked(f"{key}_kind", KINDS, "date")),
-        horizontal=True,
+        f"{name} is a", KINDS, key=url_state(PAGE, f"{key}_kind", KINDS, "date"), horizontal=True
     )
     wanted = params.get(key, "") if params.get(f"{key}_kind", "date") == kind else ""
     if kind == "version":
@@ -90,13 +78,12 @@ def side_picker(
                 "release in them give versions to compare."
             )
             return None
+        # Newest first: B defaults to the newest version, A to the one before it.
+        default = options[min(len(options) - 1, 1 if key == "a" else 0)]
         value = column.selectbox(
             f"{name}: version",
             options,
-            # Newest first: B defaults to the newest version, A to the one before it.
-            index=options.index(wanted)
-            if wanted in options
-            else min(len(options) - 1, 1 if key == "a" else 0),
+            key=url_state(PAGE, key, options, default),
             format_func=lambda v: described.get(v, v),
             accept_new_options=True,
             help="A version as recorded, or a commit hash of 7 or more hex digits.",
@@ -108,7 +95,7 @@ def side_picker(
                 "No release tags yet: `python -m ingest git --repo CLONE` reads them from a clone."
             )
             return None
-        value = column.selectbox(f"{name}: release", tags, index=index_of(tags, wanted))
+        value = column.selectbox(f"{name}: release", tags, key=url_state(PAGE, key, tags, tags[0]))
     else:
         try:
             day = date.fromisoformat(wanted) if wanted else default_day
@@ -120,8 +107,8 @@ def side_picker(
         ).isoformat()
     if not value:
         return None
-    st.query_params[f"{key}_kind"] = kind
-    st.query_params[key] = str(value)
+    to_url(PAGE, f"{key}_kind", kind)
+    to_url(PAGE, key, value)
     return kind, str(value)
 
 
@@ -238,11 +225,11 @@ def paired_variants_part() -> None:
     dimension = st.radio(
         "Pair series that differ only in",
         dims,
-        index=index_of(dims, asked("dim", dims, "framework")),
+        key=url_state(PAGE, "dim", dims, "framework"),
         format_func=DIMENSION_NAMES.get,
         horizontal=True,
     )
-    st.query_params["dim"] = dimension
+    to_url(PAGE, "dim", dimension)
     pairs = compare.pair_series(catalog, dimension)
     if pairs.empty:
         st.info(
@@ -254,10 +241,8 @@ def paired_variants_part() -> None:
         return
     counts = pairs.metric.value_counts()
     metrics = sorted(counts.index, key=lambda m: (m != "latency", -counts[m], m))
-    metric = st.selectbox(
-        "Metric", metrics, index=index_of(metrics, asked("metric", metrics, metrics[0]))
-    )
-    st.query_params["metric"] = metric
+    metric = st.selectbox("Metric", metrics, key=url_state(PAGE, "metric", metrics, metrics[0]))
+    to_url(PAGE, "metric", metric)
     chosen = pairs[pairs.metric == metric]
     ids = tuple(sorted({int(i) for i in chosen.ours_id} | {int(i) for i in chosen.theirs_id}))
     points = query(queries.series_points, ids, max(100, PAIR_POINTS // len(ids)))
@@ -389,14 +374,10 @@ def attribution_part() -> None:
         for row in measured.itertuples()
     }
     ids = list(labels)
-    wanted = params.get("series", "")
     series_id = st.selectbox(
-        "Series",
-        ids,
-        index=ids.index(int(wanted)) if wanted.isdigit() and int(wanted) in labels else 0,
-        format_func=labels.get,
+        "Series", ids, key=url_state(PAGE, "series", ids, ids[0]), format_func=labels.get
     )
-    st.query_params["series"] = str(series_id)
+    to_url(PAGE, "series", series_id)
     row = measured[measured.series_id == series_id].iloc[0]
     points = query(queries.series_points, (int(series_id),), 2000)
     points = points[points.status == "ok"].dropna(subset=["measured_at"])
@@ -406,15 +387,13 @@ def attribution_part() -> None:
         return
     cols = st.columns(2)
     start = cols[0].selectbox(
-        "From", sides, index=index_of(sides, params.get("from")), format_func=side_name
+        "From", sides, key=url_state(PAGE, "from", sides, sides[0]), format_func=side_name
     )
     end = cols[1].selectbox(
-        "To",
-        sides,
-        index=sides.index(params["to"]) if params.get("to") in sides else len(sides) - 1,
-        format_func=side_name,
+        "To", sides, key=url_state(PAGE, "to", sides, sides[-1]), format_func=side_name
     )
-    st.query_params["from"], st.query_params["to"] = start, end
+    to_url(PAGE, "from", start)
+    to_url(PAGE, "to", end)
     at_start = query(queries.compare_side, *start.split(":", 1), int(series_id))
     at_end = query(queries.compare_side, *end.split(":", 1), int(series_id))
     if at_start.empty or at_end.empty:

@@ -15,11 +15,12 @@ import streamlit as st
 from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, to_url, url_state
 
 TOP = 30  # bars a chart draws: more than this is not readable as labels
 PARENTS = 20  # nested-event expanders drawn; the rest of the parents share one
 NOTHING = ""  # "Compare with": no second run
+PAGE = "profiles"  # the scope of this page's pickers in the session
 
 st.title("Profiles")
 runs = page_data(
@@ -70,37 +71,11 @@ for name in ("run", "vs"):
         )
 
 
-def picked(name: str, options: list[str], default: str) -> str:
-    """The widget key of the picker behind query parameter `name`, set up so that the URL
-    opens the view it names and a pick survives the rerun it causes.
-
-    The pickers carry keys: without one, a widget whose default (taken from the URL)
-    changed would be a new widget, and the pick that changed the URL would be lost on
-    the next one. The URL wins over the picker only when it says something the page did
-    not write itself: a link followed, an address typed.
-    """
-    widget, written = f"profiles_{name}", f"profiles_{name}_in_url"
-    wanted = params.get(name, NOTHING)
-    if wanted in options and wanted != st.session_state.get(written):
-        st.session_state[widget] = wanted
-    if st.session_state.get(widget) not in options:
-        st.session_state[widget] = default
-    return widget
-
-
-def write_url(name: str, value: str) -> None:
-    st.session_state[f"profiles_{name}_in_url"] = value
-    if value:
-        st.query_params[name] = value
-    elif name in st.query_params:
-        del st.query_params[name]
-
-
 left, right = st.columns(2)
 a_key = left.selectbox(
     "Run (A)",
     keys,
-    key=picked("run", keys, keys[0]),
+    key=url_state(PAGE, "run", keys, keys[0]),
     format_func=describe,
     help="Newest first. Pick the run before a change here, and the run after it on the right.",
 )
@@ -108,11 +83,11 @@ b_options = [NOTHING, *(k for k in keys if k != a_key)]
 b_key = right.selectbox(
     "Compare with (B)",
     b_options,
-    key=picked("vs", b_options, NOTHING),
+    key=url_state(PAGE, "vs", b_options, NOTHING),
     format_func=describe,
 )
-write_url("run", a_key)
-write_url("vs", b_key)
+to_url(PAGE, "run", a_key)
+to_url(PAGE, "vs", b_key)
 
 
 def source_line(name: str, key: str, events: pd.DataFrame) -> None:

@@ -195,8 +195,11 @@ def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
     ]
     if catalog.empty:
         return pd.DataFrame(columns=columns)
-    data = catalog.copy()
-    parsed = data["params"].map(_params)
+    parsed = catalog["params"].map(_params)
+    # The times an op benchmark's accuracy run prints are not a speed result (one repeat,
+    # checks included): the benchmark says to ignore them, so they pair with nothing.
+    timed = parsed.map(lambda p: p.get("task_kind") != "accuracy_run")
+    data, parsed = catalog[timed].copy(), parsed[timed]
     keys = ["project", "benchmark", "task", "metric", "unit", "direction", "device", "rest"]
     if dimension == "precision":
         data["side"] = parsed.map(lambda p: str(p.get("precision") or "").lower())
@@ -240,7 +243,8 @@ def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
         + pairs.series_id_theirs[twice].astype(str)
         + ")"
     )
-    pairs = pairs.rename(
+    # params: what both share, described (the raw JSON of our side would make two columns).
+    pairs = pairs.drop(columns=["params"]).rename(
         columns={"series_id_ours": "ours_id", "series_id_theirs": "theirs_id", "shared": "params"}
     )
     return pairs[columns].sort_values(["metric", "pair"]).reset_index(drop=True)

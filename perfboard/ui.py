@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import duckdb
@@ -122,3 +122,33 @@ def write(fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
         return fn(conn, *args)
     finally:
         conn.close()
+
+
+def url_state(scope: str, param: str, options: Sequence[Any], default: Any) -> str:
+    """The session key of a picker whose value is also query parameter `param` (pass it
+    as the widget's key, with no index or default of its own), set up so that the URL
+    opens the view it names and every pick survives the rerun it causes.
+
+    Without a key, a widget whose default comes from the URL becomes a new widget when a
+    pick rewrites the URL, and the next pick is lost. The URL wins over the widget only
+    when it says something the page did not write itself: a link followed, an address
+    typed. `scope` (the page) keeps pages that share a parameter name apart.
+    """
+    widget, written = f"{scope}:{param}", f"{scope}:{param}:in_url"
+    by_text = {str(option): option for option in options}
+    wanted = st.query_params.get(param)
+    if wanted in by_text and wanted != st.session_state.get(written):
+        st.session_state[widget] = by_text[wanted]
+    if st.session_state.get(widget) not in options:
+        st.session_state[widget] = default
+    return widget
+
+
+def to_url(scope: str, param: str, value: Any) -> None:
+    """Put a picker's value in the URL (and remember that the page wrote it)."""
+    text = "" if value is None else str(value)
+    st.session_state[f"{scope}:{param}:in_url"] = text
+    if text:
+        st.query_params[param] = text
+    elif param in st.query_params:
+        del st.query_params[param]

@@ -103,6 +103,63 @@ def test_two_steps_both_found(seed: int) -> None:
     assert found[0].change_pct > 0 > found[1].change_pct
 
 
+def test_ramp_over_most_of_a_short_series_is_not_a_step() -> None:
+    # 60 nights, 8 % slower over nights 10-50 under 3 % noise: steep enough to move the
+    # mean between two windows of 20 points, but no jump beyond the trend anywhere.
+    t = np.arange(60)
+    level = 20.0 * (1.0 + 0.08 * np.clip((t - 10) / 40, 0.0, 1.0))
+    quiet = sum(change_points(noisy(level, 0.03, seed)) == [] for seed in range(40))
+    assert quiet >= 26  # 8 of 40 before the test beyond a trend
+
+
+def test_jump_beyond_trend_is_the_least_squares_coefficient() -> None:
+    rng = np.random.default_rng(21)
+    level = 20.0 * np.linspace(1.0, 1.1, 500) * np.where(np.arange(500) >= 250, 1.05, 1.0)
+    fit = detect._Series.of(level * (1.0 + 0.02 * rng.standard_normal(500)), 0.99, 5)
+    assert fit is not None
+    for s, t, e in [(0, 250, 500), (150, 250, 350), (200, 230, 260), (0, 40, 300)]:
+        u = np.arange(s, e) - t
+        design = np.column_stack((np.ones(e - s), u, (u >= 0).astype(np.float64)))
+        inverse = np.linalg.inv(design.T @ design)
+        jump = (inverse @ design.T @ fit.y[s:e])[2]
+        z = abs(jump) / (fit.sigma * math.sqrt(inverse[2, 2]))
+        assert fit._jump_beyond_trend(s, t, e) == pytest.approx(z, rel=1e-9)
+    # Fewer than DRIFT_MIN_WIDTH points on a side: no such test.
+    assert fit._jump_beyond_trend(240, 250, 400) == math.inf
+
+
+def test_noise_is_measured_again_without_the_steps() -> None:
+    # Four large steps in 60 points spoil 4 of 59 differences: the first sigma is about
+    # 10 % too high; measured again without them it is right on average.
+    level = steps(60, {12: -0.20, 24: -0.15, 36: -0.12, 48: -0.15})
+    first, final, exact = [], [], 0
+    for seed in range(40):
+        values = noisy(level, 0.03, seed)
+        first.append(detect._Series.of(values, 0.99, 5).sigma / math.log1p(0.03))
+        fit, bounds = detect._segmentation(values, 0.99, 5)
+        final.append(fit.sigma / math.log1p(0.03))
+        exact += bounds == [0, 12, 24, 36, 48, 60]
+    assert np.mean(first) > 1.07
+    assert np.mean(final) == pytest.approx(1.0, abs=0.04)
+    assert exact >= 34
+
+
+def test_noise_only_series_keeps_its_first_sigma() -> None:
+    values = noisy(np.full(300, 40.0), 0.02, 22)
+    fit, bounds = detect._segmentation(values, 0.99, 5)
+    assert bounds == [0, 300]
+    assert fit.sigma == detect._Series.of(values, 0.99, 5).sigma
+
+
+def test_small_step_is_placed_within_a_point() -> None:
+    # A 5 % step under 3 % noise (1.7 sigma) in 1,000 points, over 40 noise draws.
+    level = steps(1000, {400: 0.05})
+    placed = [[c.index for c in change_points(noisy(level, 0.03, seed))] for seed in range(40)]
+    assert sum(len(p) == 1 for p in placed) >= 38
+    assert sum(len(p) == 1 and abs(p[0] - 400) <= 1 for p in placed) >= 32
+    assert sum(len(p) == 1 and abs(p[0] - 400) <= 3 for p in placed) >= 38
+
+
 def test_two_close_steps_the_same_way_are_not_taken_for_a_drift() -> None:
     found = change_points(noisy(steps(300, {140: 0.10, 155: 0.10}), 0.01, 6))
     assert [cp.index for cp in found] == [140, 155]

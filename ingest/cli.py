@@ -230,12 +230,14 @@ def open_store(
 ) -> duckdb.DuckDBPyConnection:
     """Open the database, waiting up to `timeout` s for another writer to finish."""
     deadline = time.monotonic() + timeout
+    target = path or db.db_path()
     while True:
         try:
             return db.connect(path, read_only=read_only)
         except duckdb.IOException as error:
-            if "lock" not in str(error).lower() or time.monotonic() >= deadline:
-                target = path or db.db_path()
+            if "lock" not in str(error).lower():  # not another ingest: a full disk, say
+                raise UsageError(f"cannot open {target}: {error}") from None
+            if time.monotonic() >= deadline:
                 raise UsageError(
                     f"cannot open {target}: {error}. Another ingest may be running;"
                     " wait for it or raise --lock-timeout"
@@ -243,6 +245,8 @@ def open_store(
             time.sleep(0.25)
         except FileNotFoundError as error:
             raise UsageError(str(error)) from None
+        except duckdb.Error as error:  # a migration that could not be written
+            raise UsageError(f"cannot open {target}: {error}") from None
 
 
 def iter_documents(paths: list[Path]) -> Iterator[Path]:
@@ -318,7 +322,8 @@ def run_ingest(args: argparse.Namespace) -> int:
         closing(open_store(args.db, args.lock_timeout)) as conn,
         tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar,
     ):
-        changed = []
+        changed: list[str] = []
+        unchanged: list[str] = []
         for path in documents:
             done = bar.n
             meta = meta_for(path, args, manifest)
@@ -326,23 +331,53 @@ def run_ingest(args: argparse.Namespace) -> int:
             summary.count(result)
             if result.outcome in ("added", "replaced"):
                 changed.append(result.uri)
+            elif result.outcome == "unchanged":
+                unchanged.append(result.uri)
             if not args.quiet:
                 report(result, conn, bar)
             bar.update(done + path.stat().st_size - bar.n)  # the rest: results files, failures
         print(summary.render(time.perf_counter() - started), file=sys.stderr)
-        if changed and not args.no_detect:
-            detect_changed(conn, changed)
+        if not args.no_detect:
+            try:
+                detect_changed(conn, changed, unchanged)
+            except duckdb.Error as error:
+                print(
+                    f"ingest: change detection could not be stored: {_first_error(error)}."
+                    " The documents are stored; the next ingest of them (or"
+                    " `python -m perfboard detect`) detects again",
+                    file=sys.stderr,
+                )
+                return 1
     return 1 if summary.failed else 0
 
 
-def detect_changed(conn: duckdb.DuckDBPyConnection, uris: list[str]) -> None:
-    """Change detection over the whole history of every series these documents touched."""
+def _first_error(error: BaseException) -> BaseException:
+    """The error that started a chain of them (a failed COMMIT, not the ROLLBACK after)."""
+    while isinstance(error.__context__, duckdb.Error):
+        error = error.__context__
+    return error
+
+
+def detect_changed(
+    conn: duckdb.DuckDBPyConnection, changed: list[str], unchanged: list[str] | None = None
+) -> None:
+    """Change detection over the whole history of every series these documents touched.
+
+    Those of the documents stored now, and those of `unchanged` documents whose series'
+    detection is older than the document (an ingest killed or interrupted between storing
+    it and detecting): without them, a re-run would never detect those series.
+    """
     started = time.perf_counter()
     touched = conn.execute(
         "SELECT DISTINCT m.series_id FROM measurements m JOIN sources s USING (source_id)"
-        " WHERE list_contains(?, s.uri)",
-        [uris],
+        " LEFT JOIN series_noise n USING (series_id)"
+        " WHERE list_contains($changed, s.uri) OR (list_contains($unchanged, s.uri)"
+        " AND m.status = 'ok' AND isfinite(m.value)"
+        " AND (n.detected_at IS NULL OR n.detected_at < s.ingested_at))",
+        {"changed": changed, "unchanged": unchanged or []},
     ).fetchall()
+    if not changed and not touched:
+        return  # nothing stored now and no detection left undone: nothing to say
     result = alerts.detect_store(conn, [series_id for (series_id,) in touched])
     print(
         f"change detection: {result.change_points} change points in {result.series} series"
@@ -371,6 +406,13 @@ def ingest_one(
         return save_found(conn, parsed.info, parsed.found, parsed.rows)
     except NotText as error:
         return record_failure(conn, meta.uri, Problem(0, f"not readable: {error}", parser=kind))
+    except duckdb.FatalException as error:
+        # DuckDB invalidated the database (a checkpoint failed: the disk is full). Nothing
+        # more can be written through this connection, so the run ends here, cleanly.
+        raise UsageError(
+            f"{meta.uri}: not stored: {error}. The store cannot be written any more;"
+            " documents stored before stay stored (free space and run the ingest again)"
+        ) from None
     except (OSError, duckdb.Error) as error:
         return record_failure(
             conn, meta.uri, Problem(0, f"{type(error).__name__}: {error}", parser=kind)

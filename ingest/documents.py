@@ -14,8 +14,10 @@ used as it is, so a log of glog lines costs a decode, a newline index and its ma
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,6 +31,7 @@ from ingest.registry import RESULTS_KIND, gate_for, parsers_for
 from ingest.runs import Run, assemble
 from ingest.save import Rows, SourceInfo
 from ingest.text import (
+    MIXED,
     DocText,
     LineIndex,
     NotText,
@@ -350,7 +353,9 @@ def _combine(
         blank = blank and chunk.blank
         if progress is not None:
             progress(chunk.size)
-    encoding = "gb18030" if "gb18030" in encodings else (encodings[0] if encodings else codec)
+    # One chunk that needed the fallback makes it the document's encoding.
+    fallback = [e for e in (MIXED, "gb18030") if e in encodings]
+    encoding = fallback[0] if fallback else (encodings[0] if encodings else codec)
     if codec == "utf-8-sig":
         encoding = "utf-8-sig"
     info = SourceInfo(meta, HASH_PREFIX + digests.hexdigest(), kind, 0, encoding)
@@ -409,6 +414,24 @@ def _parse_range_to_rows(
     return result
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker's first act: ask Linux to kill it when the ingest that forked it dies.
+
+    A worker waits on its task queue for ever: an ingest killed with SIGKILL (the OOM
+    killer, kill -9) would otherwise leave its workers behind, each holding its memory.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: no such request to make
+        return
+    if os.getppid() != parent:  # the ingest died before the request was made
+        os._exit(1)
+
+
 @contextmanager
 def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | None]:
     """Processes to parse large documents with, when there are any and cores to spare.
@@ -427,6 +450,11 @@ def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | No
         gate_for(kind)
     Rows.of([], [])
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=cores, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=cores,
+        mp_context=context,
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         list(pool.map(abs, range(cores)))  # start them all now, before the store opens
         yield pool

@@ -9,6 +9,8 @@ line, so that the error names the line; its good lines still take the bulk path.
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import csv
 import json
 import os
@@ -21,14 +23,19 @@ import duckdb
 import pyarrow as pa
 
 from ingest.save import (
+    FUTURE_SLACK,
     SaveResult,
     SourceInfo,
     begin_source,
     ensure_series,
+    now_utc,
     prior_state,
     write_problems,
 )
+from ingest.text import NotText
+from perfboard.db import rollback
 from perfboard.model import DIRECTIONS, STATUSES, Problem, canonical_json, series_key
+from perfboard.units import ABSURD_MS
 
 SCHEMA_ID = "perfboard.result/1"
 NAME = "results"
@@ -58,6 +65,10 @@ FIELDS: dict[str, str] = {
 # Must be present and non-empty ("unit" may be "": a difference or a count has none).
 REQUIRED = ("benchmark", "task", "metric", "direction", "framework", "status")
 IDENTITY = ("project", "benchmark", "task", "metric", "unit", "direction", "framework", "device")
+# The format's units that hold no negative value (every canonical unit of perfboard.units
+# but the ratios), and its time units, in which more than a day is a wrong unit.
+NON_NEGATIVE_UNITS = ("ms", "ms/step", "samples/s", "steps/s", "tokens/s", "MB")
+TIME_UNITS = ("ms", "ms/step")
 
 
 @dataclass(slots=True)
@@ -71,6 +82,11 @@ class ResultsLoad:
 
 def looks_like_results(path: Path, head: bytes) -> bool:
     """True for perfboard result files (auto mode sends them here)."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # Saved as UTF-16 (Windows tools do): recognised, so that it fails as "not UTF-8"
+        # instead of being read as prose that holds nothing.
+        head = head.decode("utf-16", "replace").encode("utf-8")
+    head = head.removeprefix(codecs.BOM_UTF8)  # a BOM must not hide the CSV header
     first = head.lstrip().split(b"\n", 1)[0]
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         return b'"schema"' in first and SCHEMA_ID.encode() in first
@@ -88,12 +104,7 @@ def stage(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsLoad:
     """Load a results file into the temp table _staging; fall back to Python on bad JSON."""
     conn.execute("DROP TABLE IF EXISTS _staging")
     if path.suffix.lower() == ".csv":
-        conn.execute(
-            "CREATE TEMP TABLE _staging AS SELECT * FROM read_csv(?, header = true,"
-            f" columns = {_columns_sql()}, quote = '\"', escape = '\"', auto_detect = false)",
-            [str(path)],
-        )
-        return ResultsLoad(line_offset=2)
+        return _stage_csv(conn, path)
     try:
         conn.execute(
             "CREATE TEMP TABLE _staging AS SELECT * FROM read_json(?,"
@@ -108,6 +119,42 @@ def stage(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsLoad:
         conn.execute("DROP TABLE _staging")
         return _stage_line_by_line(conn, path)
     return ResultsLoad()
+
+
+def _stage_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsLoad:
+    """A CSV file's columns are taken by the names of its header, in its order (read_csv
+    given `columns` takes them by position: a header that lists device before framework
+    used to swap the two, silently). A column the format lacks is a problem, ignored."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except UnicodeDecodeError:
+        check_utf8(path)
+        raise
+    load = ResultsLoad(line_offset=2)
+    # Unknown names get placeholders: no text of the file reaches the SQL.
+    columns = {
+        name if name in FIELDS else f"_unknown_{index}": FIELDS.get(name, "VARCHAR")
+        for index, name in enumerate(header)
+    }
+    for name in header:
+        if name not in FIELDS:
+            load.problems.append(Problem(1, f"unknown column {name!r}: ignored", parser=NAME))
+    spec = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in columns.items()) + "}"
+    select = ", ".join(
+        f'"{name}"' if name in columns else f'NULL::{kind} AS "{name}"'
+        for name, kind in FIELDS.items()
+    )
+    try:
+        conn.execute(
+            f"CREATE TEMP TABLE _staging AS SELECT {select} FROM read_csv(?, header = true,"
+            f" columns = {spec}, quote = '\"', escape = '\"', auto_detect = false)",
+            [str(path)],
+        )
+    except duckdb.InvalidInputException:
+        check_utf8(path)  # when that is why, say so with the line
+        raise
+    return load
 
 
 def _record_lines(path: Path) -> int:
@@ -130,11 +177,12 @@ def _record_lines(path: Path) -> int:
 def _stage_line_by_line(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsLoad:
     """The exact path: lines that are not JSON objects become problems naming their line;
     the good ones are staged through read_json like any file, with a map back to lines."""
+    check_utf8(path)
     load = ResultsLoad(line_map="_staging_lines")
     good_lines: list[int] = []
     with (
         tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as out,
-        open(path, encoding="utf-8", errors="strict") as fh,
+        open(path, encoding="utf-8-sig", errors="strict") as fh,
     ):
         for number, line in enumerate(fh, start=1):
             line = line.rstrip("\r\n")
@@ -168,6 +216,20 @@ def _stage_line_by_line(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsL
     conn.execute("CREATE OR REPLACE TEMP TABLE _staging_lines AS SELECT * FROM _lines_arrow")
     conn.unregister("_lines_arrow")
     return load
+
+
+def check_utf8(path: Path) -> None:
+    """Raise NotText naming the first line that is not UTF-8: the format is UTF-8, and a
+    file in another encoding fails whole rather than being guessed at or read in part."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise NotText(
+                    f"line {number}: byte {raw[error.start]:#04x} is not UTF-8"
+                    " (perfboard's result format is UTF-8)"
+                ) from None
 
 
 def _json_object_problem(line: str) -> str | None:
@@ -207,6 +269,10 @@ _CHECKS = f"""
         THEN 'value is not a number: ' || st.value
       WHEN st.value IS NOT NULL AND NOT isfinite(TRY_CAST(st.value AS DOUBLE))
         THEN 'value is not finite: ' || st.value
+      WHEN st.unit IN {_sql_list(NON_NEGATIVE_UNITS)} AND TRY_CAST(st.value AS DOUBLE) < 0
+        THEN 'value is negative: ' || st.value || ' ' || st.unit
+      WHEN st.unit IN {_sql_list(TIME_UNITS)} AND TRY_CAST(st.value AS DOUBLE) > {ABSURD_MS}
+        THEN 'value is absurd: ' || st.value || ' ' || st.unit || ' (more than a day)'
       WHEN st.time IS NOT NULL AND TRY_CAST(st.time AS TIMESTAMPTZ) IS NULL
         THEN 'time is not ISO 8601: ' || st.time
       WHEN st.samples IS NOT NULL AND TRY_CAST(st.samples AS BIGINT) IS NULL
@@ -233,6 +299,67 @@ def check(conn: duckdb.DuckDBPyConnection, load: ResultsLoad) -> list[Problem]:
         " ORDER BY 1"
     ).fetchall()
     return [Problem(int(n), reason, parser=NAME) for n, reason in rows]
+
+
+def future(conn: duckdb.DuckDBPyConnection, load: ResultsLoad) -> list[Problem]:
+    """Good records dated after tomorrow: kept, each with a warning (a wrong clock or
+    year). Run after check(), in the UTC session save_results sets."""
+    line, join = _line_sql(load)
+    rows = conn.execute(
+        f"SELECT {line}, st.time FROM _staging st {join} WHERE st._problem IS NULL"
+        " AND TRY_CAST(st.time AS TIMESTAMPTZ) AT TIME ZONE 'UTC' > ? ORDER BY 1",
+        [now_utc() + FUTURE_SLACK],
+    ).fetchall()
+    return [
+        Problem(
+            int(n),
+            f"time is in the future: {time}: kept; is the clock or the year wrong?",
+            parser=NAME,
+            severity="warning",
+        )
+        for n, time in rows
+    ]
+
+
+# Two records of one key: the same series, version, time and run. Each record of the new
+# source that shares its key with another (of any source, or another line of its own) is
+# reported once, a conflict (another value or status) before a plain duplicate.
+_CONFLICTS = """
+    SELECT n.line, src.uri, o.line, o.value, o.status, n.value, n.status,
+           o.value IS NOT DISTINCT FROM n.value AND o.status = n.status AS same
+    FROM measurements n
+    JOIN measurements o
+      ON o.series_id = n.series_id AND o.run = n.run AND o.measured_at = n.measured_at
+     AND o.version IS NOT DISTINCT FROM n.version
+     AND (o.source_id <> n.source_id OR o.line <> n.line)
+    JOIN sources src ON src.source_id = o.source_id
+    WHERE n.source_id = ?
+    QUALIFY row_number() OVER (PARTITION BY n.line ORDER BY same, src.uri, o.line) = 1
+    ORDER BY n.line
+"""
+
+
+def conflicts(conn: duckdb.DuckDBPyConnection, source_id: int) -> list[Problem]:
+    """Warnings for the records of a just-written source whose key another record holds.
+
+    Both records are kept (neither document is wrong on its own, and which one is right
+    is for a person to say); the warning names the other one.
+    """
+    problems = []
+    for line, uri, other_line, other, other_status, mine, status, same in conn.execute(
+        _CONFLICTS, [source_id]
+    ).fetchall():
+        if same:
+            reason = f"the same measurement as {uri}:{other_line} (stored twice)"
+        else:
+            there = other if other_status == "ok" else other_status
+            here = mine if status == "ok" else status
+            reason = (
+                f"conflicts with {uri}:{other_line}: the same series, version, time and run"
+                f" with {there} there and {here} here (both kept)"
+            )
+        problems.append(Problem(int(line), reason, parser=NAME, severity="warning"))
+    return problems
 
 
 def _with_raw_lines(path: Path, problems: list[Problem], limit: int = 10_000) -> list[Problem]:
@@ -287,12 +414,15 @@ def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) 
     prior = prior_state(conn, info)
     if prior is not None:
         return prior
+    # A time without an offset is UTC (docs/results-format.md), whatever the host's zone:
+    # DuckDB reads such a time in the session's zone, which is the host's unless set.
+    conn.execute("SET TimeZone = 'UTC'")
     in_transaction = False
     try:
         # Staging and checks touch only temp tables, and a failed read would abort an
         # open transaction: they come before it.
         load = stage(conn, path)
-        problems = load.problems + _with_raw_lines(path, check(conn, load))
+        problems = load.problems + _with_raw_lines(path, check(conn, load) + future(conn, load))
         problems.sort(key=lambda p: p.line)
         conn.execute("BEGIN TRANSACTION")
         in_transaction = True
@@ -320,15 +450,25 @@ def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) 
             " JOIN series s ON s.series_key = k.series_key WHERE st._problem IS NULL",
             [source_id, info.meta.version or None, info.meta.created_at],
         )
+        found = conflicts(conn, source_id)
+        if found:
+            problems = sorted(problems + found, key=lambda p: p.line)
+            conn.execute(
+                "UPDATE sources SET n_problems = ?, status = 'partial' WHERE source_id = ?",
+                [len(problems), source_id],
+            )
         write_problems(conn, info.meta.uri, source_id, problems)
         conn.execute("COMMIT")
     except BaseException:
         if in_transaction:
-            conn.execute("ROLLBACK")
+            rollback(conn)
         raise
     finally:
-        for table in ("_staging", "_staging_keys", "_staging_lines"):
-            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        # Temp tables only; a store that failed (a full disk) must not hide why behind
+        # an error of this clean-up. stage() drops them again before it loads.
+        with contextlib.suppress(duckdb.Error):
+            for table in ("_staging", "_staging_keys", "_staging_lines"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
     return SaveResult(
         info.meta.uri,
         "added" if previous is None else "replaced",

@@ -9,7 +9,7 @@ ingest error behind. Rows go in through Arrow tables, never row by row.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import duckdb
@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ingest.registry import READER_VERSION
 from ingest.runs import Run
+from perfboard.db import rollback
 from perfboard.model import DocMeta, Found, Measurement, Problem, canonical_json, series_key
 
 Outcome = Literal["added", "replaced", "unchanged", "duplicate", "failed", "empty", "dry-run"]
@@ -124,6 +125,10 @@ def begin_source(
             " RETURNING source_id",
             [*values, meta.uri],
         ).fetchone()[0]
+        # An earlier run may have failed to read it: that failure is not true any more.
+        conn.execute(
+            "DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [meta.uri]
+        )
         return source_id, None
     source_id, previous = row
     delete_source_rows(conn, source_id, meta.uri)
@@ -161,33 +166,72 @@ def save_found(
     if prior is not None:
         return prior
     parsers = ",".join(found.parsers) or "none"
+    problems = found.problems
+    future = future_warning(rows)
+    if future is not None:
+        problems = [*problems, future]
     conn.execute("BEGIN TRANSACTION")
     try:
-        source_id, previous = begin_source(conn, info, parsers, rows.count, len(found.problems))
+        source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems))
         write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found)
         write_claims(conn, source_id, found)
-        write_problems(conn, info.meta.uri, source_id, found.problems)
+        write_problems(conn, info.meta.uri, source_id, problems)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return SaveResult(
         info.meta.uri,
         "added" if previous is None else "replaced",
         measurements=rows.count,
         previous=previous or 0,
-        problems=len(found.problems),
+        problems=len(problems),
+    )
+
+
+# A day of slack: a clock a little ahead, or a time written in a zone east of UTC, is not
+# yet "in the future".
+FUTURE_SLACK = timedelta(days=1)
+
+
+def future_warning(rows: Rows) -> Problem | None:
+    """One warning for a document whose measurements are dated after tomorrow (a wrong
+    --date or year): they are kept, and the warning says how many and from which line."""
+    times = rows.measurements["measured_at"]
+    ahead = pc.fill_null(
+        pc.greater(times, pa.scalar(now_utc() + FUTURE_SLACK, pa.timestamp("us"))), False
+    )
+    count = pc.sum(pc.cast(ahead, pa.int64())).as_py() or 0
+    if not count:
+        return None
+    first = pc.min(pc.filter(rows.measurements["line"], ahead)).as_py()
+    latest = pc.max(pc.filter(times, ahead)).as_py()
+    return Problem(
+        first,
+        f"{count} measurements dated in the future (up to {latest:%Y-%m-%d}): kept;"
+        " is the document's date or year wrong?",
+        parser="dates",
+        severity="warning",
     )
 
 
 def record_failure(conn: duckdb.DuckDBPyConnection, uri: str, problem: Problem) -> SaveResult:
-    """A document that could not be read at all: its old rows stay, the error is kept."""
-    conn.execute("BEGIN TRANSACTION")
-    conn.execute("DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [uri])
-    write_problems(conn, uri, None, [problem])
-    conn.execute("COMMIT")
+    """A document that could not be read at all: its old rows stay, the error is kept.
+
+    When the store cannot take even that (the disk is full), the failure is still
+    reported, with why it was not recorded: it never raises for a store error.
+    """
+    try:
+        conn.execute("BEGIN TRANSACTION")
+        conn.execute("DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [uri])
+        write_problems(conn, uri, None, [problem])
+        conn.execute("COMMIT")
+    except duckdb.Error as error:
+        rollback(conn)
+        note = f"{problem.reason} (not recorded in the store: {error})"
+        return SaveResult(uri, "failed", problems=1, note=note)
     return SaveResult(uri, "failed", problems=1, note=problem.reason)
 
 

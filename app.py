@@ -9,9 +9,14 @@ from __future__ import annotations
 import streamlit as st
 
 from perfboard import queries
-from perfboard.ui import StoreMissing, query
+from perfboard.ui import StoreMissing, query, require_sign_in
 
-st.set_page_config(page_title="perfboard", page_icon=":material/speed:", layout="wide")
+# An emoji icon is drawn in the browser; a :material/...: one is fetched from
+# fonts.gstatic.com on every page load, which tells Google who opens the dashboard.
+st.set_page_config(page_title="perfboard", page_icon="⏱️", layout="wide")
+# Before the navigation and the sidebar: a visitor who may not see the dashboard sees
+# neither its pages' names nor its data's freshness (off unless PERFBOARD_AUTH=1).
+require_sign_in()
 
 # Sections, as a team reads them: where we stand, why a number moved, what the team
 # tracks together, and where the numbers came from.

@@ -12,7 +12,7 @@ import streamlit as st
 from perfboard import explain, profiles, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import StoreMissing, missing_store_notice, query
+from perfboard.ui import StoreMissing, missing_store_notice, query, url_int
 
 SERIES_PARTS = ["project", "benchmark", "metric", "framework", "params"]
 
@@ -65,13 +65,11 @@ else:
         st.info("No series has two measured points yet.")
         st.stop()
     ids = list(measured.series_id)
-    asked_series = params.get("series", "")
+    asked_series = url_int("series")
     series_id = st.selectbox(
         "Series",
         ids,
-        index=ids.index(int(asked_series))
-        if asked_series.isdigit() and int(asked_series) in ids
-        else 0,
+        index=ids.index(asked_series) if asked_series in ids else 0,
         format_func=lambda i: " · ".join(
             str(v) for v in measured.set_index("series_id").loc[i, SERIES_PARTS] if v
         ),
@@ -106,8 +104,9 @@ else:
 
 change = (after_value - before_value) / before_value * 100 if before_value else math.nan
 cols = st.columns(3)
-cols[0].metric("Before", f"{before_value:.4g} {unit}", help=str(before_version or ""))
-cols[1].metric("After", f"{after_value:.4g} {unit}", help=str(after_version or ""))
+# A tooltip is markdown, and a version is text from a document: escaped.
+cols[0].metric("Before", f"{before_value:.4g} {unit}", help=md_escape(before_version or ""))
+cols[1].metric("After", f"{after_value:.4g} {unit}", help=md_escape(after_version or ""))
 cols[2].metric("Change", f"{change:+.1f}%" if not math.isnan(change) else "–")
 st.caption(
     f"{md_escape(what)}: {md_escape(before_version or '?')} → {md_escape(after_version or '?')}"

@@ -146,7 +146,8 @@ if vs is not None:
     losing = view[view.loses]
     checked = view.accuracy.notna()
     cols = st.columns(4)
-    cols[0].metric(f"Op configs against {vs}", f"{len(view):,}")
+    # A metric's label and a column's help are markdown; the competitor's name is data.
+    cols[0].metric(f"Op configs against {md_escape(vs)}", f"{len(view):,}")
     cols[1].metric("Paddle slower", f"{len(losing):,}")
     cols[2].metric("Paddle faster", f"{int((view.verdict_total == 'better').sum()):,}")
     cols[3].metric(
@@ -211,13 +212,16 @@ if vs is not None:
                 "ratio_total": st.column_config.NumberColumn(
                     "total ratio",
                     format="%.2f",
-                    help=f"Paddle / {vs}, total time: above 1, Paddle is slower. Sorts by size.",
+                    help=f"Paddle / {md_escape(vs)}, total time: above 1, Paddle is slower."
+                    " Sorts by size.",
                 ),
                 "words_total": st.column_config.MultiselectColumn(
                     "total time", options=total_options, color=total_colours, width=PILL_PX
                 ),
                 "ratio_gpu": st.column_config.NumberColumn(
-                    "GPU ratio", format="%.2f", help=f"Paddle / {vs}, GPU (kernel) time."
+                    "GPU ratio",
+                    format="%.2f",
+                    help=f"Paddle / {md_escape(vs)}, GPU (kernel) time.",
                 ),
                 "words_gpu": st.column_config.MultiselectColumn(
                     "GPU time", options=gpu_options, color=gpu_colours, width=PILL_PX

@@ -8,7 +8,7 @@ import streamlit as st
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, url_int
 
 X_AXES = {"order": "milestone order", "date": "record date"}
 
@@ -24,8 +24,8 @@ names = {
     int(row.phase_id): f"{row.name} · {row.project or 'no project'} · {row.platform or '-'}"
     for row in phases.itertuples()
 }
-asked = st.query_params.get("phase", "")
-start = ids.index(int(asked)) if asked.isdigit() and int(asked) in ids else 0
+asked = url_int("phase")
+start = ids.index(asked) if asked in ids else 0
 phase_id = st.selectbox("Phase", ids, index=start, format_func=names.__getitem__)
 x_asked = st.query_params.get("x", "order")
 x_by = st.radio(
@@ -131,7 +131,7 @@ st.dataframe(
 links = [
     f"[#{int(n)}]({link})"
     for n, link in zip(table.pr_number, table.pr_link, strict=True)
-    if link and pd.notna(n)
+    if isinstance(link, str) and pd.notna(n)  # a missing link is NaN in the frame: truthy
 ]
 if links:
     # Only perfboard-built https links and PR numbers: nothing from the document's text.

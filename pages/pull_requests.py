@@ -8,7 +8,7 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, url_int
 
 st.title("Pull requests")
 prs = page_data(
@@ -43,12 +43,12 @@ shown = [
     "note",
 ]
 
-asked = st.query_params.get("pr", "")
+asked = url_int("pr")
 numbers = sorted({int(n) for n in prs.pr_number}, reverse=True)
 choice = st.selectbox(
     "Pull request",
     [None, *numbers],
-    index=numbers.index(int(asked)) + 1 if asked.isdigit() and int(asked) in numbers else 0,
+    index=numbers.index(asked) + 1 if asked in numbers else 0,
     format_func=lambda n: "every PR" if n is None else f"#{n}",
 )
 if choice is None:

@@ -60,6 +60,7 @@ st.caption(
     "From the command line: `python -m perfboard.report --week "
     f"{label} --format md|html --out DIR` (add `--post ISSUE_URL` to post it)."
 )
-# The HTML holds no script and escapes every text it shows; the preview still runs in an
-# iframe of its own, apart from the page.
+# The HTML holds no script and escapes every text it shows (report.to_html): that escaping
+# is the defence here. Streamlit's iframe allows scripts and the same origin, so it is a
+# frame apart from the page, not a sandbox.
 st.iframe(rendered.html, height=1400)

@@ -7,7 +7,7 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, url_int
 
 st.title("Sources")
 sources = page_data(
@@ -25,18 +25,18 @@ st.dataframe(
 
 ids = [int(i) for i in sources.source_id]
 uris = dict(zip(ids, sources.uri, strict=True))
-asked = st.query_params.get("source", "")
+asked = url_int("source")
 source_id = st.selectbox(
     "Document",
     ids,
-    index=ids.index(int(asked)) if asked.isdigit() and int(asked) in ids else 0,
+    index=ids.index(asked) if asked in ids else 0,
     format_func=uris.__getitem__,
 )
-asked_line = st.query_params.get("line", "")
+asked_line = url_int("line", low=1)  # the widget's own bounds: 1 to 2**53 - 1
 line = st.number_input(
     "Line (empty: every line)",
     min_value=1,
-    value=int(asked_line) if asked_line.isdigit() else None,
+    value=asked_line,
     step=1,
 )
 st.query_params.clear()

@@ -4,11 +4,15 @@ Pages call ``query(fn, *args)``: it opens the store read-only for the length of 
 query (so an ingest never waits on the dashboard), caches the result under the store's
 data version (so fresh data shows on the next run after an ingest, without a restart),
 and while an ingest holds the file it serves the last result with an "updating" notice.
+
+``require_sign_in()`` is the optional sign-in (Streamlit's OIDC, off by default) that
+app.py runs before any page.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -19,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import db
+from perfboard.markup import md_escape
 
 T = TypeVar("T")
 
@@ -47,6 +52,9 @@ _REGISTRY: dict[str, Callable[..., Any]] = {}
 
 def query(fn: Callable[..., T], *args: Any) -> T:
     """Run a perfboard.queries function against the store, cached on its data version."""
+    # app.py checks first; this is for a page run without it (plain `streamlit run`'s
+    # legacy pages/ mode runs a deep link's page bare): no data before the sign-in.
+    require_sign_in()
     name = f"{fn.__module__}.{fn.__qualname__}"
     _REGISTRY[name] = fn
     path = db.db_path()
@@ -124,6 +132,18 @@ def write(fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
         conn.close()
 
 
+def url_int(param: str, low: int = 0, high: int = 2**53 - 1) -> int | None:
+    """Query parameter `param` as a whole number from low to high, else None. A link is
+    anyone's text: "²" is a digit to str.isdigit but not to int, 5,000 digits are past
+    int's limit, and a browser number holds 2**53 at most; each opens the default view
+    rather than an error."""
+    text = st.query_params.get(param, "")
+    if not (text.isascii() and text.isdigit() and len(text) <= 16):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
+
+
 def url_state(scope: str, param: str, options: Sequence[Any], default: Any) -> str:
     """The session key of a picker whose value is also query parameter `param` (pass it
     as the widget's key, with no index or default of its own), set up so that the URL
@@ -152,3 +172,55 @@ def to_url(scope: str, param: str, value: Any) -> None:
         st.query_params[param] = text
     elif param in st.query_params:
         del st.query_params[param]
+
+
+def allowed_users() -> frozenset[str]:
+    """PERFBOARD_ALLOWED_USERS: the emails that may use the dashboard, comma-separated;
+    compared without case, as email providers treat them."""
+    listed = os.environ.get("PERFBOARD_ALLOWED_USERS", "")
+    return frozenset(e.strip().lower() for e in listed.split(",") if e.strip())
+
+
+def _auth_configured() -> bool:
+    # load_if_toml_exists is False (not an error) when there is no secrets file.
+    return st.secrets.load_if_toml_exists() and "auth" in st.secrets
+
+
+def sign_in_required() -> bool:
+    """Off by default. On with PERFBOARD_AUTH=1, or when Streamlit's secrets hold an [auth]
+    section and PERFBOARD_ALLOWED_USERS names who may sign in."""
+    if os.environ.get("PERFBOARD_AUTH") == "1":
+        return True
+    return bool(allowed_users()) and _auth_configured()
+
+
+def require_sign_in() -> None:
+    """When sign-in is on, only a signed-in user whose email is on the allow-list goes on
+    to the pages; anyone else gets one line and one button (sign in, or sign out), and
+    the run stops there. Fails closed: sign-in on without an [auth] section, or with an
+    empty allow-list, lets nobody in."""
+    if not sign_in_required():
+        return
+    if not _auth_configured():
+        st.error(
+            "Sign-in is on (PERFBOARD_AUTH=1) but Streamlit's secrets hold no `[auth]` "
+            "section: see the Sign-in part of README.md."
+        )
+        st.stop()
+    if not st.user.get("is_logged_in"):
+        st.info("Sign in to see perfboard.")
+        if st.button("Sign in"):
+            st.login()
+        st.stop()
+    email = str(st.user.get("email") or "").strip().lower()
+    # An identity provider that says the address is unverified does not vouch for it.
+    verified = st.user.get("email_verified") is not False
+    if not (email and verified and email in allowed_users()):
+        st.error(
+            f"Signed in as {md_escape(email or 'a user without an email')}, who is not "
+            "allowed to see perfboard. Ask its maintainers to add you to "
+            "PERFBOARD_ALLOWED_USERS."
+        )
+        if st.button("Sign out"):
+            st.logout()
+        st.stop()

@@ -25,6 +25,7 @@ import duckdb
 import git
 import pyarrow as pa
 
+from perfboard import db
 from perfboard.links import github_url
 
 # Final releases only by default ("v1.7.0", "2.0"): a pre-release is not what the
@@ -430,8 +431,7 @@ def _store(
     releases: list[Release],
     rewrite: bool,
 ) -> None:
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(conn):
         if rewrite:
             conn.execute("DELETE FROM commits WHERE repo = ?", [name])
         conn.register("_walked", table)
@@ -451,10 +451,6 @@ def _store(
             "INSERT OR REPLACE INTO git_walks VALUES (?, ?, ?, ?, ?, ?)",
             [name, str(path.resolve()), head, tips, shallow, now],
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _update_first_releases(

@@ -35,6 +35,8 @@ import duckdb
 import pyarrow as pa
 import requests
 
+from perfboard import db
+
 DEFAULT_API = "https://api.github.com"
 API_VERSION = "2022-11-28"
 PER_PAGE = 100
@@ -367,18 +369,13 @@ def store_pulls(
     A list answer lacks additions/deletions: what a single-PR answer gave is kept.
     """
     table = pa.Table.from_pylist(rows, schema=pa.schema(list(_PULL_COLUMNS.items())))
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(conn):
         if rows:
             conn.register("_synced_pulls", table)
             conn.execute(_UPSERT, [datetime.now(UTC).replace(tzinfo=None)])
             conn.unregister("_synced_pulls")
         if isinstance(cache, DuckDBCache):
             cache.save()
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 _UPSERT = (
@@ -537,13 +534,8 @@ def read_descriptions(
             parsed = read_text(row["body"] or "", "auto", meta)
         except NotText:
             if uri in known:  # emptied: what it claimed is claimed no more
-                conn.execute("BEGIN TRANSACTION")
-                try:
+                with db.transaction(conn):
                     _mark_gone(conn, known[uri], uri)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
                 kept["gone"] = kept.get("gone", 0) + 1
             continue
         except Exception as error:  # a parser bug costs this description, not the sync
@@ -778,15 +770,10 @@ def store_issue(
         "SELECT source_id, uri FROM sources WHERE starts_with(uri, ?) AND status <> 'gone'",
         [prefix],
     ).fetchall()
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(conn):
         gone = [(sid, uri) for sid, uri in stored if uri not in seen]
         for source_id, uri in gone:
             _mark_gone(conn, source_id, uri)
         if isinstance(cache, DuckDBCache):
             cache.save()
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return IssueSyncResult(outcomes, len(gone), 0)

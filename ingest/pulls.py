@@ -20,6 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from ingest.save import now_utc
+from perfboard import db
 from perfboard.model import Problem
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -94,8 +95,7 @@ def load_pulls_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> PullsLoaded:
                 ]
             ),
         )
-        conn.execute("BEGIN TRANSACTION")
-        try:
+        with db.transaction(conn):
             conn.register("_pulls", table)
             conn.execute(
                 "INSERT OR REPLACE INTO pull_requests (repo, number, title, author, state,"
@@ -104,8 +104,4 @@ def load_pulls_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> PullsLoaded:
                 [str(path), now_utc()],
             )
             conn.unregister("_pulls")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     return PullsLoaded(len(rows), problems)

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from ingest.registry import READER_VERSION
 from ingest.runs import Run
-from perfboard.db import rollback
+from perfboard import db
 from perfboard.model import DocMeta, Found, Measurement, Problem, canonical_json, series_key
 
 Outcome = Literal["added", "replaced", "unchanged", "duplicate", "failed", "empty", "dry-run"]
@@ -170,18 +170,13 @@ def save_found(
     future = future_warning(rows)
     if future is not None:
         problems = [*problems, future]
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(conn):
         source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems))
         write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found)
         write_claims(conn, source_id, found)
         write_problems(conn, info.meta.uri, source_id, problems)
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return SaveResult(
         info.meta.uri,
         "added" if previous is None else "replaced",
@@ -229,7 +224,7 @@ def record_failure(conn: duckdb.DuckDBPyConnection, uri: str, problem: Problem) 
         write_problems(conn, uri, None, [problem])
         conn.execute("COMMIT")
     except duckdb.Error as error:
-        rollback(conn)
+        db.rollback(conn)
         note = f"{problem.reason} (not recorded in the store: {error})"
         return SaveResult(uri, "failed", problems=1, note=note)
     return SaveResult(uri, "failed", problems=1, note=problem.reason)

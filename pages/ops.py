@@ -50,13 +50,6 @@ def pills(words: pd.Series, verdicts: pd.Series) -> tuple[list[list[str]], list[
     return [[w] if w != "–" else [] for w in words], options, [colour_of[o] for o in options]
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def compared(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """ops.match, kept across reruns: the same results (cached on the store's data version
-    by ui.query) match the same way, and a filter change should not pay for it again."""
-    return ops.match(results)
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def losses(history: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """ops.losing_since of these pairs' history, kept across reruns (it walks every losing
@@ -73,7 +66,7 @@ results = page_data(
     "or an op comparison table (`| op | paddle-total (ms) | tensorflow-total (ms) |`) with "
     "`python -m ingest tables PATH`.",
 )
-matched, unmatched = compared(results)
+matched, unmatched = query(ops.matched_results, ops.METRICS)
 if matched.empty:
     st.info(
         "No op was measured by Paddle and another framework under the same op name, config id, "

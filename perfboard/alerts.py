@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from perfboard import detect
+from perfboard import db, detect
 
 STATUSES = ("new", "acknowledged", "invalid", "fixed", "wontfix")
 CONFIDENCE = 0.99
@@ -186,8 +186,7 @@ def _replace(
         "($ids IS NULL OR list_contains($ids, series_id)) AND ($project IS NULL OR series_id IN"
         " (SELECT series_id FROM series WHERE project = $project))"
     )
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(conn):
         for table in ("change_points", "series_noise"):
             conn.execute(f"DELETE FROM {table} WHERE {scope}", {"ids": ids, "project": project})
         for table, rows, schema in (
@@ -199,10 +198,6 @@ def _replace(
                 conn.register("_detected", arrow)
                 conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _detected")
                 conn.unregister("_detected")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str, who: str) -> None:
@@ -213,8 +208,7 @@ def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str
     if not who.strip():
         raise ValueError("say who sets the triage")
     now = datetime.now(UTC).replace(tzinfo=None)
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(conn):
         conn.execute(
             "INSERT OR REPLACE INTO alert_triage VALUES (?, ?, ?, ?, ?)",
             [key, status, note or None, who.strip(), now],
@@ -223,7 +217,3 @@ def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str
             "INSERT INTO alert_triage_log VALUES (?, ?, ?, ?, ?)",
             [key, status, note or None, who.strip(), now],
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

@@ -146,7 +146,8 @@ def side_by_side(
 # -- paired variants ---------------------------------------------------------------------------
 
 
-def _params(text: object) -> dict[str, object]:
+def params_of(text: object) -> dict[str, object]:
+    """A series' params JSON as a dict ({} when missing or not an object)."""
     if not isinstance(text, str) or not text:
         return {}
     try:
@@ -195,7 +196,7 @@ def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
     ]
     if catalog.empty:
         return pd.DataFrame(columns=columns)
-    parsed = catalog["params"].map(_params)
+    parsed = catalog["params"].map(params_of)
     # The times an op benchmark's accuracy run prints are not a speed result (one repeat,
     # checks included): the benchmark says to ignore them, so they pair with nothing.
     timed = parsed.map(lambda p: p.get("task_kind") != "accuracy_run")

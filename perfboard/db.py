@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,6 +115,19 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
             raise
         applied.append(migration.version)
     return applied
+
+
+@contextlib.contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """BEGIN, then COMMIT when the block ends, or take it all back (rollback) and
+    re-raise when anything in it fails, an interrupt included."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
 
 
 def rollback(conn: duckdb.DuckDBPyConnection) -> None:

@@ -5,18 +5,15 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from perfboard.queries.labels import MILESTONE_STEPS
+
 
 def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every PR the data refers to: those a milestone names, with the step it made (before
     -> after), and those known from a PR facts file or a sync, with what is known of them."""
     return conn.execute(
-        """
-        WITH steps AS (
-            SELECT ms.*, p.name AS phase, p.project, p.unit,
-                   lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
-                       AS before
-            FROM milestones ms JOIN phases p USING (phase_id)
-        ),
+        f"""
+        WITH steps AS ({MILESTONE_STEPS}),
         named AS (SELECT * FROM steps WHERE pr_number IS NOT NULL)
         SELECT coalesce(n.pr_repo, k.repo) AS pr_repo,
                coalesce(n.pr_number, k.number) AS pr_number,

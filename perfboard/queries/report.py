@@ -7,6 +7,7 @@ from datetime import datetime
 import duckdb
 import pandas as pd
 
+from perfboard.queries.labels import MILESTONE_STEPS
 from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
 
 
@@ -75,13 +76,8 @@ def week_prs(
     """PRs of the week: recorded by a phase milestone that week (with the step it made),
     merged that week, or opened that week when GitHub's merge time is not known."""
     return conn.execute(
-        """
-        WITH steps AS (
-            SELECT ms.*, p.name AS phase, p.project, p.unit,
-                   lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
-                       AS before
-            FROM milestones ms JOIN phases p USING (phase_id)
-        ),
+        f"""
+        WITH steps AS ({MILESTONE_STEPS}),
         in_week AS (
             SELECT coalesce(n.pr_repo, k.repo) AS repo, n.pr_number AS number, n.phase,
                    n.label AS milestone, n.before, n.value AS after, n.unit,

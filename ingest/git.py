@@ -445,29 +445,81 @@ def _store(
             "INSERT INTO releases VALUES (?, ?, ?, ?)",
             [(name, r.tag, r.sha, r.released_at) for r in releases],
         )
-        _update_first_releases(conn, name, releases)
+        stored = _stored_parents(conn, name)
+        _update_mainline(conn, name, head, stored)
+        _update_first_releases(conn, name, releases, stored)
         now = datetime.now(UTC).replace(tzinfo=None)
+        conn.execute("DELETE FROM git_walks WHERE repo = ?", [name])  # no upsert on DuckLake
         conn.execute(
-            "INSERT OR REPLACE INTO git_walks VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO git_walks VALUES (?, ?, ?, ?, ?, ?)",
             [name, str(path.resolve()), head, tips, shallow, now],
         )
 
 
-def _update_first_releases(
-    conn: duckdb.DuckDBPyConnection, name: str, releases: list[Release]
-) -> None:
-    """Every stored commit's first release, from the whole stored history: a new tag can
-    contain commits an earlier walk stored."""
+def _stored_parents(conn: duckdb.DuckDBPyConnection, name: str) -> dict[str, tuple[str, ...]]:
     stored = conn.sql(
         "SELECT sha, parents FROM commits WHERE repo = ?", params=[name]
     ).to_arrow_table()
-    parents = dict(
+    return dict(
         zip(
             stored.column("sha").to_pylist(),
             map(tuple, stored.column("parents").to_pylist()),
             strict=True,
         )
     )
+
+
+def _update_mainline(
+    conn: duckdb.DuckDBPyConnection, name: str, head: str, parents: dict[str, tuple[str, ...]]
+) -> None:
+    """Every stored commit's mainline flag and branch PR, from the whole stored history and
+    this walk's head. A walk reads the release tags with its head, so a tag ahead of an
+    older head brings in commits whose place (on the mainline, or on a branch a later
+    merge brings in) only a later head settles; commit_rows saw only the new commits."""
+    on_mainline, brought_by = mainline_and_branches(parents, head)
+    own = conn.sql(
+        "SELECT sha, pr_number FROM commits WHERE repo = ? AND pr_via IS DISTINCT FROM 'branch'"
+        " AND pr_number IS NOT NULL",
+        params=[name],
+    ).fetchall()
+    pr_of = dict(own)
+    inherited = {
+        sha: pr_of[merge]
+        for sha, merge in brought_by.items()
+        if merge in pr_of and sha not in pr_of
+    }
+    settled = pa.table(
+        {
+            "sha": list(parents),
+            "mainline": [sha in on_mainline for sha in parents],
+            "branch_pr": pa.array([inherited.get(sha) for sha in parents], pa.int64()),
+        }
+    )
+    conn.register("_settled", settled)
+    conn.execute(
+        "UPDATE commits SET mainline = s.mainline,"
+        " pr_number = CASE WHEN commits.pr_via IS DISTINCT FROM 'branch'"
+        "  AND commits.pr_number IS NOT NULL THEN commits.pr_number ELSE s.branch_pr END,"
+        " pr_via = CASE WHEN commits.pr_via IS DISTINCT FROM 'branch'"
+        "  AND commits.pr_number IS NOT NULL THEN commits.pr_via"
+        "  WHEN s.branch_pr IS NOT NULL THEN 'branch' END"
+        " FROM _settled s WHERE commits.repo = $repo AND commits.sha = s.sha"
+        " AND (commits.mainline IS DISTINCT FROM s.mainline"
+        "  OR (commits.pr_via = 'branch' OR commits.pr_number IS NULL)"
+        "  AND commits.pr_number IS DISTINCT FROM s.branch_pr)",
+        {"repo": name},
+    )
+    conn.unregister("_settled")
+
+
+def _update_first_releases(
+    conn: duckdb.DuckDBPyConnection,
+    name: str,
+    releases: list[Release],
+    parents: dict[str, tuple[str, ...]],
+) -> None:
+    """Every stored commit's first release, from the whole stored history: a new tag can
+    contain commits an earlier walk stored."""
     release_of = first_releases(parents, [(r.tag, r.sha) for r in releases])
     found = pa.table(
         {"sha": list(release_of), "tag": list(release_of.values())},

@@ -193,6 +193,31 @@ def test_second_walk_reads_only_what_is_new(store, paddle) -> None:
     assert got[shas["after"]]["first_release"] == "v1.7.0"  # unchanged by the new tag
 
 
+def test_a_walk_of_an_older_rev_then_head_equals_one_walk_of_head(
+    store, paddle, tmp_path
+) -> None:
+    """The release tags are walked with the head, so a walk of an older commit also reads
+    the commits between it and a tag ahead of it on the same line. Whether those are on
+    the mainline, and which PR a branch's commits came in with, depend on the head: they
+    are settled again when a later walk moves it."""
+    clone, shas = paddle
+    walk(store, clone.path, rev=shas["22424"])
+    early = commits_of(store)
+    assert early[shas["branch1"]]["mainline"] is False  # v1.7.0 reaches it; 22424 does not
+    walk(store, clone.path)
+    once = db.connect(tmp_path / "once.duckdb")
+    walk(once, clone.path)
+    assert commits_of(store) == commits_of(once)
+    got = commits_of(store)
+    assert got[shas["merge"]]["mainline"] and got[shas["after"]]["mainline"]
+    assert (got[shas["branch1"]]["pr_number"], got[shas["branch1"]]["pr_via"]) == (
+        22486,
+        "branch",
+    )
+    assert got[shas["branch2"]]["mainline"] is False
+    once.close()
+
+
 def test_since_limits_the_first_walk(store, paddle) -> None:
     clone, _ = paddle
     result = walk(store, clone.path, since=datetime(2020, 1, 6))

@@ -220,6 +220,13 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"ingest: {error}", file=sys.stderr)
         return 2
+    except duckdb.Error as error:  # the store failed under a command (a full disk, say)
+        print(
+            f"ingest: {args.kind}: the store failed: {_first_error(error)}. What was stored"
+            " before stays stored; run the command again once that is fixed",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         print("ingest: interrupted; documents already stored stay stored", file=sys.stderr)
         return 130

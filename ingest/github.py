@@ -432,8 +432,8 @@ def sync_referenced(conn: duckdb.DuckDBPyConnection, client: GitHubClient, repo:
         unchanged += answer.not_modified
         if not answer.not_modified:
             rows.append(pull_row(repo, answer.data, _api_origin(client, repo)))
+    read, kept = read_descriptions(conn, rows)  # first: see read_descriptions
     store_pulls(conn, rows, client.cache)
-    read, kept = read_descriptions(conn, rows)
     return SyncResult(len(rows), client.requests_made - before, unchanged, read, kept)
 
 
@@ -476,8 +476,8 @@ def sync_all(
             rows.append(pull_row(repo, pr, _api_origin(client, repo)))
         if done:
             break
+    read, kept = read_descriptions(conn, rows)  # first: see read_descriptions
     store_pulls(conn, rows, client.cache)
-    read, kept = read_descriptions(conn, rows)
     return SyncResult(len(rows), client.requests_made - before, unchanged, read, kept)
 
 
@@ -487,8 +487,8 @@ def _api_origin(client: GitHubClient, repo: str) -> str:
 
 def store_recorded(conn: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> SyncResult:
     """PR rows from a recorded file (recorded_pull_rows), stored as a sync stores them."""
-    store_pulls(conn, rows)
     read, kept = read_descriptions(conn, rows)
+    store_pulls(conn, rows)
     return SyncResult(len(rows), 0, 0, read, kept)
 
 
@@ -505,9 +505,11 @@ def read_descriptions(
     the parsers found something in it (claims, measurements, phases, profiles, passes)
     or when its source exists already: an edited description that claims nothing now
     must lose its old claims, but a sync of 2,500 PRs must not store 2,500 sources that
-    hold nothing (saving one costs about 5 ms; reading one, well under 1 ms). Called
-    after store_pulls committed the PRs; each description is stored in its own
-    transaction.
+    hold nothing (saving one costs about 5 ms; reading one, well under 1 ms). Each
+    description is stored in its own transaction, all of them before store_pulls
+    commits the PRs and their ETags: those tell the next sync what it need not fetch
+    again (the watermark, a 304), so a sync killed between the two must leave the PRs
+    unstored, or the descriptions it had not read yet would never be read.
     """
     # Imported here, as in sync_issue: the PR rows do not need the document pipeline.
     from ingest.documents import read_text

@@ -43,11 +43,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     try:
-        with closing(db.connect(path)) as conn:
+        conn = db.connect(path)
+    except duckdb.Error as error:
+        print(f"perfboard: cannot open {path}: {error}", file=sys.stderr)
+        return 2
+    try:
+        with closing(conn):
             result = alerts.detect_store(conn, project=args.project, confidence=args.confidence)
             labels = _labels(conn, {int(r["series_id"]) for r in result.rows})  # type: ignore[call-overload]
-    except duckdb.IOException as error:
-        print(f"perfboard: cannot open {path}: {error}", file=sys.stderr)
+    except duckdb.Error as error:  # a full disk, say: its transaction took it all back
+        print(
+            f"perfboard: change detection could not be stored: {error}. What was stored"
+            " before stays stored; run detect again once that is fixed",
+            file=sys.stderr,
+        )
         return 2
     for row in sorted(result.rows, key=lambda r: (str(r["after_at"]), r["series_id"])):
         if args.json:

@@ -1,6 +1,7 @@
-"""Helpers of the fault tests (tests/test_faults.py): an ingest run in a child process (so
-it can be killed or starved of disk), a store's integrity check, and what a store holds of
-each document, as digests that two stores can be compared by.
+"""Helpers of the fault tests (tests/test_faults.py, tests/test_faults_commands.py): an
+ingest or another command run in a child process (so it can be killed or starved of disk),
+a store's integrity check, and what a store holds of each document (and what the other
+commands write), as digests that two stores can be compared by.
 
 Row ids (source_id, series_id, phase_id) are left out of every digest: a store that lived
 through killed ingests may have spent sequence numbers a clean one did not, and that is
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -148,11 +149,39 @@ def run_ingest(
     )
 
 
-# `python -m ingest` with its store connection wrapped: the wall-clock time of each BEGIN
-# (as it starts) and COMMIT (as it returns) goes to stderr as "@@ BEGIN|COMMIT <time>".
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """An ingest run to its end: how long it took, and when (seconds from its start) each
+    of its transactions was open."""
+
+    run: subprocess.CompletedProcess[str]
+    seconds: float
+    transactions: list[tuple[float, float]]
+
+
+def timed_ingest(*args: str) -> Timed:
+    """`python -m ingest ARGS` with the times of its transactions (see _PROBE)."""
+    return timed_command("ingest", *args)
+
+
+def start_ingest(*args: str, probe: bool = False) -> subprocess.Popen[str]:
+    """`python -m ingest ARGS` started in a session (and process group) of its own, so that
+    what it forks can be found, and stopped, by the group. `probe`: with the times of its
+    transactions on stderr (see _PROBE)."""
+    return start_command("ingest", *args, probe=probe)
+
+
+# -- other commands: `python -m ingest github-prs|git ...`, `python -m perfboard detect` -----
+
+# The module whose main() each `python -m` runs.
+MAINS = {"ingest": "ingest.cli", "perfboard": "perfboard.__main__"}
+
+# A command with its store connections wrapped: the wall-clock time of each BEGIN (as it
+# starts) and COMMIT (as it returns) goes to stderr as "@@ BEGIN|COMMIT <time>". Every
+# command opens the store with perfboard.db.connect. argv[1] names the module (MAINS).
 _PROBE = """
-import sys, time
-import ingest.cli as cli
+import importlib, sys, time
+from perfboard import db
 
 class Logged:
     def __init__(self, conn):
@@ -169,58 +198,163 @@ class Logged:
             print(f"@@ COMMIT {time.time():.6f}", file=sys.stderr, flush=True)
         return result
 
-opened = cli.open_store
-cli.open_store = lambda *args, **kwargs: Logged(opened(*args, **kwargs))
-sys.exit(cli.main(sys.argv[1:]))
+connect = db.connect
+db.connect = lambda *args, **kwargs: Logged(connect(*args, **kwargs))
+sys.exit(importlib.import_module(sys.argv[1]).main(sys.argv[2:]))
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Timed:
-    """An ingest run to its end: how long it took, and when (seconds from its start) each
-    of its transactions was open."""
-
-    run: subprocess.CompletedProcess[str]
-    seconds: float
-    transactions: list[tuple[float, float]]
+def command(module: str, *args: str, probe: bool = False) -> list[str]:
+    """`python -m MODULE ARGS`; `probe`: with the times of its transactions on stderr."""
+    if probe:
+        return [sys.executable, "-c", _PROBE, MAINS[module], *args]
+    return [sys.executable, "-m", module, *args]
 
 
-def timed_ingest(*args: str) -> Timed:
-    """`python -m ingest ARGS` with the times of its transactions (see _PROBE)."""
+def run_command(
+    module: str,
+    *args: str,
+    preexec_fn: Callable[[], None] | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ARGS` in a child process, to its end."""
+    return subprocess.run(
+        command(module, *args),
+        cwd=ROOT,
+        env=env or child_env(),
+        preexec_fn=preexec_fn,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def transaction_windows(stderr: str, started: float) -> list[tuple[float, float]]:
+    """When (seconds from `started`) each transaction a probed command logged was open."""
+    begins: list[float] = []
+    windows = []
+    for line in stderr.splitlines():
+        if line.startswith("@@ BEGIN "):
+            begins.append(float(line.split()[2]) - started)
+        elif line.startswith("@@ COMMIT ") and begins:
+            windows.append((begins.pop(), float(line.split()[2]) - started))
+    return windows
+
+
+def timed_command(module: str, *args: str, env: dict[str, str] | None = None) -> Timed:
+    """`python -m MODULE ARGS` to its end, with the times of its transactions."""
     started = time.time()
     run = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
+        command(module, *args, probe=True),
         cwd=ROOT,
-        env=child_env(),
+        env=env or child_env(),
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
-    seconds = time.time() - started
-    begins: list[float] = []
-    windows = []
-    for line in run.stderr.splitlines():
-        if line.startswith("@@ BEGIN "):
-            begins.append(float(line.split()[2]) - started)
-        elif line.startswith("@@ COMMIT ") and begins:
-            windows.append((begins.pop(), float(line.split()[2]) - started))
-    return Timed(run, seconds, windows)
+    return Timed(run, time.time() - started, transaction_windows(run.stderr, started))
 
 
-def start_ingest(*args: str, probe: bool = False) -> subprocess.Popen[str]:
-    """`python -m ingest ARGS` started in a session (and process group) of its own, so that
-    what it forks can be found, and stopped, by the group. `probe`: with the times of its
-    transactions on stderr (see _PROBE)."""
+def start_command(
+    module: str, *args: str, probe: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """`python -m MODULE ARGS` in a session (and process group) of its own, so that what it
+    forks can be found, and stopped, by the group. `probe`: see _PROBE."""
     return subprocess.Popen(
-        [sys.executable, "-c", _PROBE, *args] if probe else ingest_command(*args),
+        command(module, *args, probe=probe),
         cwd=ROOT,
-        env=child_env(),
+        env=env or child_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
+
+
+@dataclass
+class Kill:
+    """One SIGKILL of a command: after `delay` s from its start, or `delay` s after the
+    BEGIN of its `transaction`-th transaction (counted from 0); what it hit."""
+
+    index: int
+    delay: float
+    transaction: int | None = None
+    landed: bool = False  # the command was still running when killed
+    inside: bool = False  # killed between that BEGIN and its COMMIT
+    resumed: bool = False  # started on the store the kill before left
+    held: str = ""  # what the store held after, in the caller's words
+    failures: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        where = (
+            f"at {self.delay:4.2f} s"
+            if self.transaction is None
+            else f"{self.delay:5.3f} s into transaction {self.transaction}"
+            f" ({'inside' if self.inside else 'it had committed'})"
+        )
+        outcome = "killed" if self.landed else "had ended"
+        resumed = " (resumed)" if self.resumed else ""
+        held = f", {self.held}" if self.held else ""
+        return (
+            f"kill {self.index:2d} {where}{resumed}: {outcome}{held};"
+            f" {'; '.join(self.failures) or 'ok'}"
+        )
+
+
+def plan_kills(
+    seconds: float, spans: list[tuple[float, float]], count: int, rng: random.Random
+) -> list[Kill]:
+    """`count` kills of a command whose clean run took `seconds`, with its transactions
+    open at `spans` (seconds from its start; see Timed): every other one at a
+    delay stratified over the whole run, the others inside a transaction chosen
+    stratified over the time transactions were open (a delay within the first 70% of
+    it: a run a little faster than the clean one still has it open)."""
+    total = sum(end - start for start, end in spans)
+    anywhere, inside = (count + 1) // 2, count // 2
+    kills = []
+    for index in range(count):
+        stratum = index // 2
+        if index % 2 == 0 or not spans:
+            kills.append(Kill(index, seconds * (stratum + rng.random()) / anywhere))
+            continue
+        at = total * (stratum + rng.random()) / inside
+        for number, (start, end) in enumerate(spans):
+            if at <= end - start or number == len(spans) - 1:
+                kills.append(Kill(index, 0.7 * min(at, end - start), number))
+                break
+            at -= end - start
+    return kills
+
+
+def run_and_kill(
+    kill: Kill, module: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """Start `python -m MODULE ARGS`, SIGKILL it as `kill` plans (a command that ends
+    first is left to end), and make sure nothing it started lives on."""
+    if kill.transaction is None:
+        proc = start_command(module, *args, env=env)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=kill.delay)
+    else:
+        proc = start_command(module, *args, probe=True, env=env)
+        assert proc.stderr is not None
+        begins = 0
+        while begins <= kill.transaction and (line := proc.stderr.readline()):
+            begins += line.startswith("@@ BEGIN ")
+        if begins > kill.transaction:
+            time.sleep(kill.delay)
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+        kill.landed = True
+    _, rest = proc.communicate()
+    kill.inside = kill.landed and kill.transaction is not None and "@@ COMMIT" not in rest
+    if left := wait_gone(proc.pid, 5.0):
+        kill.failures.append(f"processes {left} outlived the killed command")
+    kill_group(proc.pid)
+    return proc
 
 
 def peak_rss_run(*args: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], int]:
@@ -541,3 +675,27 @@ def differences(a: StoreView, b: StoreView, what: Sequence[str]) -> list[str]:
         if left != right:
             out.append(part)
     return out
+
+
+# -- what the other commands write -----------------------------------------------------------
+
+# Each table a command writes besides the documents', every row without the time it was
+# written (a re-run writes another), in order: two stores compare by these.
+COMMAND_TABLES = {
+    "pull_requests": "SELECT * EXCLUDE (synced_at) FROM pull_requests ORDER BY ALL",
+    "http_cache": "SELECT url, etag, body FROM http_cache ORDER BY ALL",
+    "commits": "SELECT * FROM commits ORDER BY ALL",
+    "releases": "SELECT * FROM releases ORDER BY ALL",
+    "git_walks": "SELECT * EXCLUDE (walked_at) FROM git_walks ORDER BY ALL",
+    "alert_triage": "SELECT * FROM alert_triage ORDER BY ALL",
+    "alert_triage_log": "SELECT * FROM alert_triage_log ORDER BY ALL",
+}
+
+
+def table_rows(path: Path, names: Sequence[str]) -> dict[str, list[tuple]]:
+    """The rows of the COMMAND_TABLES `names` in the store at `path`."""
+    conn = duckdb.connect(str(path), read_only=True)
+    try:
+        return {name: conn.execute(COMMAND_TABLES[name]).fetchall() for name in names}
+    finally:
+        conn.close()

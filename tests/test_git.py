@@ -193,9 +193,7 @@ def test_second_walk_reads_only_what_is_new(store, paddle) -> None:
     assert got[shas["after"]]["first_release"] == "v1.7.0"  # unchanged by the new tag
 
 
-def test_a_walk_of_an_older_rev_then_head_equals_one_walk_of_head(
-    store, paddle, tmp_path
-) -> None:
+def test_a_walk_of_an_older_rev_then_head_equals_one_walk_of_head(store, paddle, tmp_path) -> None:
     """The release tags are walked with the head, so a walk of an older commit also reads
     the commits between it and a tag ahead of it on the same line. Whether those are on
     the mainline, and which PR a branch's commits came in with, depend on the head: they

@@ -247,22 +247,13 @@ def paired_variants_part() -> None:
     ids = tuple(sorted({int(i) for i in chosen.ours_id} | {int(i) for i in chosen.theirs_id}))
     points = query(queries.series_points, ids, max(100, PAIR_POINTS // len(ids)))
     ok = points[points.status == "ok"]
-    aligned = []
-    for pair in chosen.itertuples(index=False):
-        ours = ok[ok.series_id == pair.ours_id]
-        ratios = compare.ratio_over_time(ours, ok[ok.series_id == pair.theirs_id])
-        if ratios.empty:
-            continue
-        meta = pair._asdict()
-        meta["source_url"] = ours.source_url.iloc[-1] if not ours.empty else None
-        aligned.append(ratios.assign(**meta))
-    if not aligned:
+    ratios = compare.pairs_over_time(ok, chosen)
+    if ratios.empty:
         st.info(
             f"In each of the {len(chosen)} {md_escape(metric)} pairs one side holds no measured "
             "value (only statuses such as OOM): a ratio needs both."
         )
         return
-    ratios = pd.concat(aligned, ignore_index=True)
     ratios["words"] = [
         compare.worded(r, d, s, t)
         for r, d, s, t in zip(

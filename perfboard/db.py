@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,9 +38,36 @@ def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.D
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         _create(target)
-    conn = duckdb.connect(str(target))
+    try:
+        conn = duckdb.connect(str(target))
+    except duckdb.IOException as error:
+        if "lock" in str(error).lower():  # readers (or a writer) hold the file
+            with contextlib.suppress(OSError):
+                writer_marker(target).touch()  # see writer_waiting
+        raise
+    writer_marker(target).unlink(missing_ok=True)
     migrate(conn)
     return conn
+
+
+# A writer waiting for the file's lock touches this file at each try. A busy dashboard's
+# read-only connections overlap (one DuckDB instance per process, alive while any is open),
+# so the file would never come free and an ingest would wait out its --lock-timeout (issue
+# 7's load test: 4 of 9 ingests); the dashboard holds off new reads while it is fresh.
+WRITER_WAITING_S = 5.0
+
+
+def writer_marker(target: Path) -> Path:
+    return target.with_name(target.name + ".tmp-writer-waiting")  # *.duckdb.tmp*: git-ignored
+
+
+def writer_waiting(path: Path | str) -> bool:
+    """Whether a writer has been waiting for the file's lock in the last few seconds."""
+    try:
+        touched = writer_marker(Path(path)).stat().st_mtime
+    except OSError:
+        return False
+    return time.time() - touched < WRITER_WAITING_S
 
 
 def _create(target: Path) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 import altair as alt
 import duckdb
 import pandas as pd
+from altair.utils.data import to_values
 
 from perfboard import charts, db, queries
 from perfboard.links import pr_url, safe_https
@@ -467,9 +468,25 @@ def _spec(chart: Chart) -> dict:
     the generic sans-serif: vl-convert measures every label in the first font named, and
     the CJK font took a 275-point chart from 0.3 s to 0.9 s. Chinese text is still drawn
     in CJK glyphs, by font fallback (tests/test_report.py checks a rendered label)."""
-    spec = charts.themed(chart.spec.properties(width=CHART_WIDTH)).to_dict()
+    spec = charts.themed(_inline(chart.spec.properties(width=CHART_WIDTH))).to_dict()
     spec["config"]["font"] = "sans-serif"
     return spec
+
+
+def _inline(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """The chart with its frames turned into inline values, as Altair's default data
+    transformer turns them, so that to_dict runs no transformer. The transformer is global:
+    in the dashboard's server, Streamlit enables its own while it draws a chart in another
+    session, bound to that chart's datasets, and a report rendered meanwhile put its data
+    there (issue 7's load test: Trends raised "dictionary changed size during iteration")."""
+    chart = chart.copy(deep=False)
+    if isinstance(chart.data, pd.DataFrame):
+        chart.data = to_values(chart.data)
+    for part in ("layer", "concat", "hconcat", "vconcat"):
+        parts = getattr(chart, part, alt.Undefined)
+        if parts is not alt.Undefined:
+            setattr(chart, part, [_inline(p) for p in parts])
+    return chart
 
 
 def write_pngs(report: Report, folder: Path) -> Callable[[Chart], str]:

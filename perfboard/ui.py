@@ -40,6 +40,8 @@ class StoreMissing(Exception):
 @st.cache_data(show_spinner=False, max_entries=256)
 def _cached(name: str, version: tuple[int, ...], path: str, args: tuple[Any, ...]) -> Any:
     fn = _REGISTRY[name]
+    if db.writer_waiting(path):  # let it have the file: served as while it holds it
+        raise duckdb.IOException("a writer is waiting for the store's lock")
     conn = db.connect(path, read_only=True)
     try:
         return fn(conn, *args)

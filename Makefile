@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+LAKE   := .venv-lake
 PORT   ?= 8501
 DB     ?= data/perfboard.duckdb
 
@@ -17,6 +18,15 @@ $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# The lake's environment: the same, with DuckDB 1.4.4 and its extension wheels over it
+# (requirements-lake.txt says why). Its tests start a PostgreSQL server on loopback.
+$(LAKE)/.installed: requirements.txt requirements-dev.txt requirements-lake.txt
+	test -x $(LAKE)/bin/python || $(PYTHON) -m venv $(LAKE)
+	$(LAKE)/bin/python -m pip install --quiet --upgrade pip
+	$(LAKE)/bin/python -m pip install --quiet -r requirements-dev.txt
+	$(LAKE)/bin/python -m pip install --quiet -r requirements-lake.txt
+	touch $@
+
 ## run: install, build the demo database if there is none, serve on http://localhost:$(PORT)
 run: $(VENV)/.installed
 	PERFBOARD_DB=$(DB) $(PY) scripts/build_demo_db.py --db $(DB)
@@ -27,11 +37,13 @@ run: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) scripts/build_demo_db.py --db $(DB) --force
 
-## test: install the test extras and run the whole suite (lint included)
-test: $(VENV)/.installed-dev
+## test: install the test extras and run the whole suite (lint included); the lake's
+## tests run in their own environment
+test: $(VENV)/.installed-dev $(LAKE)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	@scripts/run_tests.sh $(PY)
+	@scripts/run_tests.sh $(PY) --ignore=tests/test_lake.py
+	@scripts/run_tests.sh $(LAKE)/bin/python tests/test_lake.py
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
@@ -46,4 +58,4 @@ bench: $(VENV)/.installed
 	$(PY) scripts/bench_ingest.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) $(LAKE) .pytest_cache .ruff_cache test-artifacts

@@ -12,6 +12,7 @@
     python -m ingest git-results --repo PATH --glob 'results/**/*.jsonl'
     python -m ingest export --format jsonl|csv [--out FILE]
     python -m ingest migrate                   bring an older store up to this schema
+    python -m ingest compact [--keep-days 7]   a lake's weekly upkeep: merge small files
 
 One error boundary: main() turns every expected failure into a message and an exit
 status (0 ok, 1 some document failed, 2 the command could not run); a document that
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import closing
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -45,7 +46,7 @@ from ingest.documents import file_hash, read_document, worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult, SourceInfo, record_failure, save_found
 from ingest.text import NotText
-from perfboard import alerts, db
+from perfboard import alerts, db, lake
 from perfboard.model import DocMeta, Problem
 
 T = TypeVar("T")
@@ -188,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("migrate", help="bring the store up to this perfboard's schema")
     p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
     p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p = sub.add_parser("compact", help="a lake's upkeep: merge small files, drop old snapshots")
+    p.add_argument("--keep-days", type=float, default=7.0, help="snapshots kept for time travel")
+    p.add_argument("--db", type=Path, help="the lake (default: PERFBOARD_DB)")
+    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
     p = sub.add_parser("export", help="write every measurement in perfboard's result format")
     p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     p.add_argument("--out", type=Path, help="file to write (default: standard output)")
@@ -211,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_git(args)
         if args.kind == "git-results":
             return run_git_results(args)
+        if args.kind == "compact":
+            return run_compact(args)
         if args.kind == "migrate":
             with closing(open_store(args.db, args.lock_timeout)) as conn:  # connect migrates
                 version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -237,10 +244,10 @@ def open_store(
 ) -> duckdb.DuckDBPyConnection:
     """Open the database, waiting up to `timeout` s for another writer to finish."""
     deadline = time.monotonic() + timeout
-    target = path or db.db_path()
+    target = lake.redacted(path or db.db_path())  # a lake's URI may hold a password
     while True:
         try:
-            return db.connect(path, read_only=read_only)
+            return db.connect(path, read_only=read_only, lock_timeout=timeout)
         except duckdb.IOException as error:
             if "lock" not in str(error).lower():  # not another ingest: a full disk, say
                 raise UsageError(f"cannot open {target}: {error}") from None
@@ -686,6 +693,27 @@ def run_pulls(args: argparse.Namespace) -> int:
                 f" {len(loaded.problems)} lines could not be read",
                 file=sys.stderr,
             )
+    return 0
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    if not lake.is_lake(args.db or db.db_path()):
+        raise UsageError(
+            "compact is for a lake (PERFBOARD_DB=ducklake:...): a DuckDB file compacts itself"
+            " at each checkpoint"
+        )
+    started = time.perf_counter()
+    with closing(open_store(args.db, args.lock_timeout)) as conn:
+        before = lake.data_files(conn)
+        with db.transaction(conn):
+            expired = lake.compact(conn, timedelta(days=args.keep_days))
+        after = lake.data_files(conn)  # the new snapshot's, once committed
+    print(
+        f"compacted: {before} files -> {after},"
+        f" {expired} snapshots older than {args.keep_days:g} days expired,"
+        f" in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -85,8 +85,10 @@ class DuckDBCache:
     def save(self) -> None:
         now = datetime.now(UTC).replace(tzinfo=None)
         for url, (etag, body) in self._pending.items():
+            # DELETE then INSERT, not an upsert: a DuckLake store has no keys to upsert on.
+            self._conn.execute("DELETE FROM http_cache WHERE url = ?", [url])
             self._conn.execute(
-                "INSERT OR REPLACE INTO http_cache VALUES (?, ?, ?, ?)",
+                "INSERT INTO http_cache VALUES (?, ?, ?, ?)",
                 [url, etag, json.dumps(body), now],
             )
         self._pending.clear()
@@ -378,23 +380,24 @@ def store_pulls(
             cache.save()
 
 
+# MERGE, not INSERT ... ON CONFLICT: a DuckLake store has no keys to conflict on.
 _UPSERT = (
-    "INSERT INTO pull_requests (repo, number, title, author, state, created_at,"
-    " updated_at, merged_at, closed_at, labels, base, merge_commit, additions,"
-    " deletions, url, body, origin, synced_at)"
-    " SELECT DISTINCT ON (repo, number) repo, number, title, author, state, created_at,"
-    " updated_at, merged_at, closed_at, labels::JSON, base, merge_commit, additions,"
-    " deletions, url, body, origin, ? FROM _synced_pulls"
-    " ON CONFLICT (repo, number) DO UPDATE SET title = excluded.title,"
-    " author = excluded.author, state = excluded.state,"
-    " created_at = excluded.created_at, updated_at = excluded.updated_at,"
-    " merged_at = excluded.merged_at, closed_at = excluded.closed_at,"
-    " labels = excluded.labels, base = excluded.base,"
-    " merge_commit = excluded.merge_commit,"
-    " additions = coalesce(excluded.additions, pull_requests.additions),"
-    " deletions = coalesce(excluded.deletions, pull_requests.deletions),"
-    " url = excluded.url, body = excluded.body, origin = excluded.origin,"
-    " synced_at = excluded.synced_at"
+    "MERGE INTO pull_requests t USING (SELECT DISTINCT ON (repo, number) repo, number, title,"
+    " author, state, created_at, updated_at, merged_at, closed_at, labels::JSON AS labels, base,"
+    " merge_commit, additions, deletions, url, body, origin, ? AS synced_at"
+    " FROM _synced_pulls) s ON t.repo = s.repo AND t.number = s.number"
+    " WHEN MATCHED THEN UPDATE SET title = s.title, author = s.author, state = s.state,"
+    " created_at = s.created_at, updated_at = s.updated_at, merged_at = s.merged_at,"
+    " closed_at = s.closed_at, labels = s.labels, base = s.base,"
+    " merge_commit = s.merge_commit,"
+    " additions = coalesce(s.additions, t.additions),"
+    " deletions = coalesce(s.deletions, t.deletions),"
+    " url = s.url, body = s.body, origin = s.origin, synced_at = s.synced_at"
+    " WHEN NOT MATCHED THEN INSERT (repo, number, title, author, state, created_at,"
+    " updated_at, merged_at, closed_at, labels, base, merge_commit, additions, deletions,"
+    " url, body, origin, synced_at) VALUES (s.repo, s.number, s.title, s.author, s.state,"
+    " s.created_at, s.updated_at, s.merged_at, s.closed_at, s.labels, s.base,"
+    " s.merge_commit, s.additions, s.deletions, s.url, s.body, s.origin, s.synced_at)"
 )
 
 

@@ -97,10 +97,17 @@ def load_pulls_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> PullsLoaded:
         )
         with db.transaction(conn):
             conn.register("_pulls", table)
+            # MERGE, not INSERT OR REPLACE: a DuckLake store has no keys to upsert on.
             conn.execute(
-                "INSERT OR REPLACE INTO pull_requests (repo, number, title, author, state,"
-                " created_at, note, origin, synced_at)"
-                " SELECT repo, number, title, author, state, created_at, note, ?, ? FROM _pulls",
+                "MERGE INTO pull_requests t USING (SELECT repo, number, title, author, state,"
+                " created_at, note, ? AS origin, ? AS synced_at FROM _pulls) s"
+                " ON t.repo = s.repo AND t.number = s.number"
+                " WHEN MATCHED THEN UPDATE SET title = s.title, author = s.author,"
+                " state = s.state, created_at = s.created_at, note = s.note,"
+                " origin = s.origin, synced_at = s.synced_at"
+                " WHEN NOT MATCHED THEN INSERT (repo, number, title, author, state, created_at,"
+                " note, origin, synced_at) VALUES (s.repo, s.number, s.title, s.author,"
+                " s.state, s.created_at, s.note, s.origin, s.synced_at)",
                 [str(path), now_utc()],
             )
             conn.unregister("_pulls")

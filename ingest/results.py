@@ -33,7 +33,7 @@ from ingest.save import (
     write_problems,
 )
 from ingest.text import NotText
-from perfboard.db import rollback
+from perfboard import db
 from perfboard.model import DIRECTIONS, STATUSES, Problem, canonical_json, series_key
 from perfboard.units import ABSURD_MS
 
@@ -417,52 +417,47 @@ def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) 
     # A time without an offset is UTC (docs/results-format.md), whatever the host's zone:
     # DuckDB reads such a time in the session's zone, which is the host's unless set.
     conn.execute("SET TimeZone = 'UTC'")
-    in_transaction = False
     try:
         # Staging and checks touch only temp tables, and a failed read would abort an
         # open transaction: they come before it.
         load = stage(conn, path)
         problems = load.problems + _with_raw_lines(path, check(conn, load) + future(conn, load))
         problems.sort(key=lambda p: p.line)
-        conn.execute("BEGIN TRANSACTION")
-        in_transaction = True
-        _register_series(conn, info.meta.project)
-        n_good = conn.execute("SELECT count(*) FROM _staging WHERE _problem IS NULL").fetchone()[0]
-        source_id, previous = begin_source(conn, info, NAME, n_good, len(problems))
-        line, join = _line_sql(load)
-        identity_join = " AND ".join(
-            [f"coalesce(st.{c}, '') = k.k{i}" for i, c in enumerate(IDENTITY)]
-            + [
-                "coalesce(st.params::VARCHAR, '{}') = k.k8",
-                "coalesce(st.testbed::VARCHAR, '{}') = k.k9",
-            ]
-        )
-        conn.execute(
-            "INSERT INTO measurements (series_id, source_id, run, version, measured_at, value,"
-            " status, samples, warmup, stats, line, raw)"
-            # A record without a version or time of its own takes its document's.
-            f" SELECT s.series_id, ?, coalesce(TRY_CAST(st.run AS INTEGER), 0),"
-            " coalesce(st.version, ?),"
-            " coalesce(TRY_CAST(st.time AS TIMESTAMPTZ) AT TIME ZONE 'UTC', ?),"
-            " TRY_CAST(st.value AS DOUBLE), st.status, TRY_CAST(st.samples AS BIGINT),"
-            f" TRY_CAST(st.warmup AS BIGINT), st.stats, {line}, NULL"
-            f" FROM _staging st {join} JOIN _staging_keys k ON {identity_join}"
-            " JOIN series s ON s.series_key = k.series_key WHERE st._problem IS NULL",
-            [source_id, info.meta.version or None, info.meta.created_at],
-        )
-        found = conflicts(conn, source_id)
-        if found:
-            problems = sorted(problems + found, key=lambda p: p.line)
-            conn.execute(
-                "UPDATE sources SET n_problems = ?, status = 'partial' WHERE source_id = ?",
-                [len(problems), source_id],
+        with db.transaction(conn):
+            _register_series(conn, info.meta.project)
+            n_good = conn.execute(
+                "SELECT count(*) FROM _staging WHERE _problem IS NULL"
+            ).fetchone()[0]
+            source_id, previous = begin_source(conn, info, NAME, n_good, len(problems))
+            line, join = _line_sql(load)
+            identity_join = " AND ".join(
+                [f"coalesce(st.{c}, '') = k.k{i}" for i, c in enumerate(IDENTITY)]
+                + [
+                    "coalesce(st.params::VARCHAR, '{}') = k.k8",
+                    "coalesce(st.testbed::VARCHAR, '{}') = k.k9",
+                ]
             )
-        write_problems(conn, info.meta.uri, source_id, problems)
-        conn.execute("COMMIT")
-    except BaseException:
-        if in_transaction:
-            rollback(conn)
-        raise
+            conn.execute(
+                "INSERT INTO measurements (series_id, source_id, run, version, measured_at, value,"
+                " status, samples, warmup, stats, line, raw)"
+                # A record without a version or time of its own takes its document's.
+                f" SELECT s.series_id, ?, coalesce(TRY_CAST(st.run AS INTEGER), 0),"
+                " coalesce(st.version, ?),"
+                " coalesce(TRY_CAST(st.time AS TIMESTAMPTZ) AT TIME ZONE 'UTC', ?),"
+                " TRY_CAST(st.value AS DOUBLE), st.status, TRY_CAST(st.samples AS BIGINT),"
+                f" TRY_CAST(st.warmup AS BIGINT), st.stats, {line}, NULL"
+                f" FROM _staging st {join} JOIN _staging_keys k ON {identity_join}"
+                " JOIN series s ON s.series_key = k.series_key WHERE st._problem IS NULL",
+                [source_id, info.meta.version or None, info.meta.created_at],
+            )
+            found = conflicts(conn, source_id)
+            if found:
+                problems = sorted(problems + found, key=lambda p: p.line)
+                conn.execute(
+                    "UPDATE sources SET n_problems = ?, status = 'partial' WHERE source_id = ?",
+                    [len(problems), source_id],
+                )
+            write_problems(conn, info.meta.uri, source_id, problems)
     finally:
         # Temp tables only; a store that failed (a full disk) must not hide why behind
         # an error of this clean-up. stage() drops them again before it loads.

@@ -118,13 +118,14 @@ def begin_source(
         status,
     ]
     if row is None:
-        source_id = conn.execute(
+        source_id = next_id(conn, "sources")
+        conn.execute(
             "INSERT INTO sources (content_hash, parser, kind, reader, encoding, project, url,"
             " author, title, created_at, ingested_at, size_bytes, n_lines, n_measurements,"
-            " n_problems, status, uri) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING source_id",
-            [*values, meta.uri],
-        ).fetchone()[0]
+            " n_problems, status, uri, source_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [*values, meta.uri, source_id],
+        )
         # An earlier run may have failed to read it: that failure is not true any more.
         conn.execute(
             "DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [meta.uri]
@@ -140,6 +141,19 @@ def begin_source(
         [*values, source_id],
     )
     return source_id, previous
+
+
+# Ids are the next after the largest, not a sequence's: a DuckLake store has no
+# sequences (nor RETURNING). Safe because one writer at a time holds the store (the file's
+# lock, or the lake's writers' lock), and taken inside that writer's transaction.
+_NEXT_ID = {
+    "sources": "SELECT coalesce(max(source_id), 0) + 1 FROM sources",
+    "phases": "SELECT coalesce(max(phase_id), 0) + 1 FROM phases",
+}
+
+
+def next_id(conn: duckdb.DuckDBPyConnection, table: str) -> int:
+    return conn.execute(_NEXT_ID[table]).fetchone()[0]
 
 
 def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str) -> None:
@@ -219,12 +233,12 @@ def record_failure(conn: duckdb.DuckDBPyConnection, uri: str, problem: Problem) 
     reported, with why it was not recorded: it never raises for a store error.
     """
     try:
-        conn.execute("BEGIN TRANSACTION")
-        conn.execute("DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [uri])
-        write_problems(conn, uri, None, [problem])
-        conn.execute("COMMIT")
+        with db.transaction(conn):
+            conn.execute(
+                "DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [uri]
+            )
+            write_problems(conn, uri, None, [problem])
     except duckdb.Error as error:
-        db.rollback(conn)
         note = f"{problem.reason} (not recorded in the store: {error})"
         return SaveResult(uri, "failed", problems=1, note=note)
     return SaveResult(uri, "failed", problems=1, note=problem.reason)
@@ -271,15 +285,20 @@ def ensure_series(conn: duckdb.DuckDBPyConnection, series: dict[str, tuple[str, 
 
 
 def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
+    # New series are numbered in the order they first appear, whatever DuckDB's version
+    # or thread count: one document gives the same ids in one process or many.
+    table = table.append_column("arrival", pa.array(range(table.num_rows), pa.int64()))
     conn.register("_perfboard_series", table)
     try:
         conn.execute(
-            "INSERT INTO series (series_key, project, benchmark, task, metric, unit, direction,"
-            " framework, device, params, testbed)"
-            " SELECT s.series_key, s.project, s.benchmark, s.task, s.metric, s.unit, s.direction,"
-            " s.framework, s.device, s.params::JSON, s.testbed::JSON"
-            " FROM (SELECT DISTINCT ON (series_key) * FROM _perfboard_series) s"
-            " ANTI JOIN series USING (series_key)"
+            "INSERT INTO series (series_id, series_key, project, benchmark, task, metric, unit,"
+            " direction, framework, device, params, testbed)"
+            " SELECT (SELECT coalesce(max(series_id), 0) FROM series)"
+            " + row_number() OVER (ORDER BY arrival), series_key, project, benchmark, task,"
+            " metric, unit, direction, framework, device, params::JSON, testbed::JSON"
+            " FROM (SELECT * FROM _perfboard_series s ANTI JOIN series USING (series_key)"
+            " QUALIFY row_number() OVER (PARTITION BY series_key ORDER BY arrival) = 1)"
+            " ORDER BY arrival"
         )
     finally:
         conn.unregister("_perfboard_series")
@@ -440,11 +459,11 @@ def _stats_json(measurements: list[Measurement]) -> list[str | None]:
 def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:
     for phase in found.phases:
         baseline = next((m.value for m in phase.milestones if m.value is not None), None)
-        phase_id = conn.execute(
+        phase_id = next_id(conn, "phases")
+        conn.execute(
             "INSERT INTO phases (source_id, name, project, benchmark, metric, unit, value_header,"
-            " owner, platform, software, baseline, target, line)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING phase_id",
+            " owner, platform, software, baseline, target, line, phase_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 source_id,
                 phase.name,
@@ -459,8 +478,9 @@ def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) 
                 baseline,
                 phase.target,
                 phase.line,
+                phase_id,
             ],
-        ).fetchone()[0]
+        )
         for ms in phase.milestones:
             conn.execute(
                 "INSERT INTO milestones VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

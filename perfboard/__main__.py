@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from perfboard import alerts, db
+from perfboard import alerts, db, lake
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,14 +38,14 @@ def main(argv: list[str] | None = None) -> int:
         print("perfboard: --confidence must be between 0.5 and 1 (e.g. 0.99)", file=sys.stderr)
         return 2
     path = args.db or db.db_path()
-    if not Path(path).exists():
+    if not db.exists(path):
         print(f"perfboard: no database at {path}", file=sys.stderr)
         return 2
     started = time.perf_counter()
     try:
         conn = db.connect(path)
     except duckdb.Error as error:
-        print(f"perfboard: cannot open {path}: {error}", file=sys.stderr)
+        print(f"perfboard: cannot open {lake.redacted(path)}: {error}", file=sys.stderr)
         return 2
     try:
         with closing(conn):

@@ -87,11 +87,22 @@ def detect_store(
     """Detect change points in the given series (default: every series, or a project's)
     and store them, replacing what an earlier detection stored for those series."""
     ids = None if series_ids is None else sorted({int(i) for i in series_ids})
+    # One transaction from the read to the write: on a lake, the writers' lock is held
+    # throughout, so no other ingest's measurements land between what is read and what
+    # is stored about them (a file store has one writer anyway).
+    with db.transaction(conn):
+        return _detect(conn, ids, project, confidence)
+
+
+def _detect(
+    conn: duckdb.DuckDBPyConnection, ids: list[int] | None, project: str | None, confidence: float
+) -> DetectResult:
     # A cursor of its own: conn may hold an unfinished result of its caller's, and
-    # DuckDB's relation API refuses to run beside one.
-    points = (
-        conn.cursor()
-        .sql(
+    # DuckDB's relation API refuses to run beside one. Held in a name until the rows are
+    # read: DuckDB 1.4 closes a cursor that is collected while its relation still runs.
+    cursor = db.cursor(conn)
+    try:
+        points = cursor.sql(
             """
         SELECT m.series_id, m.value, m.version, m.measured_at, m.source_id, m.line,
                s.project, s.direction
@@ -102,9 +113,9 @@ def detect_store(
         ORDER BY m.series_id, m.measured_at NULLS FIRST, m.source_id, m.line
         """,
             params={"ids": ids, "project": project},
-        )
-        .to_arrow_table()
-    )
+        ).to_arrow_table()
+    finally:
+        cursor.close()
     now = datetime.now(UTC).replace(tzinfo=None)
     found: list[dict[str, object]] = []
     noise_rows: list[dict[str, object]] = []
@@ -186,18 +197,17 @@ def _replace(
         "($ids IS NULL OR list_contains($ids, series_id)) AND ($project IS NULL OR series_id IN"
         " (SELECT series_id FROM series WHERE project = $project))"
     )
-    with db.transaction(conn):
-        for table in ("change_points", "series_noise"):
-            conn.execute(f"DELETE FROM {table} WHERE {scope}", {"ids": ids, "project": project})
-        for table, rows, schema in (
-            ("change_points", found, _CHANGE_COLUMNS),
-            ("series_noise", noise_rows, _NOISE_COLUMNS),
-        ):
-            if rows:
-                arrow = pa.Table.from_pylist(rows, schema=pa.schema(list(schema.items())))
-                conn.register("_detected", arrow)
-                conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _detected")
-                conn.unregister("_detected")
+    for table in ("change_points", "series_noise"):
+        conn.execute(f"DELETE FROM {table} WHERE {scope}", {"ids": ids, "project": project})
+    for table, rows, schema in (
+        ("change_points", found, _CHANGE_COLUMNS),
+        ("series_noise", noise_rows, _NOISE_COLUMNS),
+    ):
+        if rows:
+            arrow = pa.Table.from_pylist(rows, schema=pa.schema(list(schema.items())))
+            conn.register("_detected", arrow)
+            conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _detected")
+            conn.unregister("_detected")
 
 
 def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str, who: str) -> None:
@@ -209,8 +219,10 @@ def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str
         raise ValueError("say who sets the triage")
     now = datetime.now(UTC).replace(tzinfo=None)
     with db.transaction(conn):
+        # DELETE then INSERT, not an upsert: a DuckLake store has no keys to upsert on.
+        conn.execute("DELETE FROM alert_triage WHERE alert_key = ?", [key])
         conn.execute(
-            "INSERT OR REPLACE INTO alert_triage VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO alert_triage VALUES (?, ?, ?, ?, ?)",
             [key, status, note or None, who.strip(), now],
         )
         conn.execute(

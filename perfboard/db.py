@@ -2,6 +2,9 @@
 
 Writers (ingest) open it read-write for the length of one run; the dashboard opens it
 read-only per query and never holds a connection, so an ingest is never blocked by it.
+
+The store is a DuckDB file (the default) or, for many machines, a DuckLake
+(PERFBOARD_DB=ducklake:postgres:...; perfboard.lake): the same SQL runs on both.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+
+from perfboard import lake
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = ROOT / "data" / "perfboard.duckdb"
@@ -23,14 +28,34 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
-def db_path() -> Path:
-    """The database file: PERFBOARD_DB when set, else data/perfboard.duckdb."""
-    return Path(os.environ.get("PERFBOARD_DB") or DEFAULT_DB)
+def db_path() -> Path | str:
+    """The store: PERFBOARD_DB when set (a file, or a `ducklake:` URI kept as text), else
+    data/perfboard.duckdb."""
+    configured = os.environ.get("PERFBOARD_DB") or DEFAULT_DB
+    return str(configured) if lake.is_lake(configured) else Path(configured)
 
 
-def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the store. Read-write connections are migrated to the latest schema first."""
-    target = Path(path) if path is not None else db_path()
+def exists(path: Path | str) -> bool:
+    """Whether there is a store to read (a lake always is: its first writer makes it)."""
+    return lake.is_lake(path) or Path(path).exists()
+
+
+def connect(
+    path: Path | str | None = None, read_only: bool = False, lock_timeout: float = 30.0
+) -> duckdb.DuckDBPyConnection:
+    """Open the store. Read-write connections are migrated to the latest schema first.
+
+    `lock_timeout`: how long a lake's writer waits for the writers' lock at each write
+    (a file's writer waits for the file's lock in the caller, see ingest.cli.open_store).
+    """
+    location = path if path is not None else db_path()
+    if lake.is_lake(location):
+        if read_only:
+            return lake.open_reader(str(location))
+        conn = lake.open_writer(str(location), lock_timeout)
+        migrate(conn)
+        return conn
+    target = Path(location)
     if read_only:
         if not target.exists():
             raise FileNotFoundError(f"no database at {target}: run `make demo` or an ingest")
@@ -45,7 +70,8 @@ def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.D
             with contextlib.suppress(OSError):
                 writer_marker(target).touch()  # see writer_waiting
         raise
-    writer_marker(target).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        writer_marker(target).unlink(missing_ok=True)
     migrate(conn)
     return conn
 
@@ -63,6 +89,8 @@ def writer_marker(target: Path) -> Path:
 
 def writer_waiting(path: Path | str) -> bool:
     """Whether a writer has been waiting for the file's lock in the last few seconds."""
+    if lake.is_lake(path):
+        return False  # a lake's readers never block its writers
     try:
         touched = writer_marker(Path(path)).stat().st_mtime
     except OSError:
@@ -115,9 +143,25 @@ def migrations() -> list[Migration]:
 
 def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
     """Apply, in order and each in its own transaction, the migrations not yet recorded."""
+    writer = lake.writer_of(conn)
+    if writer is None:
+        return _migrate(conn, lambda sql: sql)
+    # Writers starting at once on a new lake would each create the tables: one at a time.
+    location, timeout = writer
+    lock = lake.writers_lock(location)
+    lock.acquire(timeout)
+    try:
+        return _migrate(conn, lake.lake_ddl)
+    finally:
+        lock.release()
+
+
+def _migrate(conn: duckdb.DuckDBPyConnection, ddl: Callable[[str], str]) -> list[int]:
     conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+        ddl(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+        )
     )
     done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations").fetchall()}
     known = migrations()
@@ -130,17 +174,12 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
     for migration in known:
         if migration.version in done:
             continue
-        conn.execute("BEGIN TRANSACTION")
-        try:
-            conn.execute(migration.path.read_text(encoding="utf-8"))
+        with transaction(conn):
+            conn.execute(ddl(migration.path.read_text(encoding="utf-8")))
             conn.execute(
                 "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                 [migration.version, migration.name, datetime.now(UTC).replace(tzinfo=None)],
             )
-            conn.execute("COMMIT")
-        except Exception:
-            rollback(conn)
-            raise
         applied.append(migration.version)
     return applied
 
@@ -148,14 +187,37 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
 @contextlib.contextmanager
 def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """BEGIN, then COMMIT when the block ends, or take it all back (rollback) and
-    re-raise when anything in it fails, an interrupt included."""
-    conn.execute("BEGIN TRANSACTION")
+    re-raise when anything in it fails, an interrupt included.
+
+    On a lake, the writers' lock is held from before BEGIN (so the transaction reads what
+    the writer before committed) to after COMMIT.
+    """
+    writer = lake.writer_of(conn)
+    lock = None
+    if writer is not None:
+        location, timeout = writer
+        lock = lake.writers_lock(location)
+        lock.acquire(timeout)
     try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def cursor(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A connection of its own onto the same store (a cursor, in DuckDB's words). A lake's
+    is pointed at the lake: `USE` belongs to each connection, not to the database."""
+    own = conn.cursor()
+    if lake.writer_of(conn) is not None:
+        own.execute(f"USE {lake.ALIAS}")
+    return own
 
 
 def rollback(conn: duckdb.DuckDBPyConnection) -> None:
@@ -172,9 +234,13 @@ def data_version(path: Path | str | None = None) -> tuple[int, int, int, int]:
     """A key that changes whenever an ingest commits: the stat of the file and its WAL.
 
     Cheap enough to call on every page run, needs no connection (so it cannot contend
-    with a writer), and is what cached queries are keyed on.
+    with a writer), and is what cached queries are keyed on. A lake's is its newest
+    snapshot (one catalog query on the process's shared reader).
     """
-    target = Path(path) if path is not None else db_path()
+    location = path if path is not None else db_path()
+    if lake.is_lake(location):
+        return (lake.snapshot(str(location)), 0, 0, 0)
+    target = Path(location)
     stamp: list[int] = []
     for candidate in (target, target.with_name(target.name + ".wal")):
         try:

@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         monday = parse_week(args.week) if args.week else last_full_week()
         path = args.db or db.db_path()
-        if not Path(path).exists():
+        if not db.exists(path):
             raise ValueError(f"no database at {path}")
         conn = db.connect(path, read_only=True)
         try:

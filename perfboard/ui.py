@@ -22,7 +22,7 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from perfboard import db
+from perfboard import db, lake
 from perfboard.markup import md_escape
 
 T = TypeVar("T")
@@ -60,10 +60,12 @@ def query(fn: Callable[..., T], *args: Any) -> T:
     name = f"{fn.__module__}.{fn.__qualname__}"
     _REGISTRY[name] = fn
     path = db.db_path()
-    if not path.exists():
+    if not db.exists(path):
         raise StoreMissing(str(path))
     try:
         result = _cached(name, db.data_version(path), str(path), args)
+    except FileNotFoundError:  # a lake that no ingest has written yet
+        raise StoreMissing(lake.redacted(path)) from None
     except duckdb.CatalogException:
         # A store made by an older perfboard: the dashboard only reads, so it cannot
         # migrate it; say how.

@@ -445,8 +445,8 @@ def test_series_steps_takes_milestones_of_the_same_measure(demo_db: Path) -> Non
     conn = db.connect(demo_db, read_only=True)
     [series_id] = conn.execute(
         "SELECT series_id FROM series WHERE benchmark = 'ernie' AND metric = 'latency'"
-        " AND device = 'Tesla P4' AND params->>'batch_size' = '1'"
-        " AND params->>'seq_len' = '128'"
+        " AND device = 'Tesla P4' AND (params->>'batch_size') = '1'"
+        " AND (params->>'seq_len') = '128'"
     ).fetchone()
     steps = queries.series_steps(conn, series_id, datetime(2020, 1, 1), datetime(2020, 3, 1))
     memory = conn.execute(

@@ -466,6 +466,13 @@ SPLICED = {
         " unknown names replaced by _unknown_N placeholders",
         "select": "_stage_csv: FIELDS' names, quoted, and NULL::type for the missing ones",
     },
+    "perfboard/lake.py": {
+        "sql_string(str(path))": "LOAD takes no parameter: an extension file's path, quoted"
+        " ('' for ') by sql_string",
+        "sql_string(location)": "ATTACH takes no parameter: the operator's PERFBOARD_DB,"
+        " quoted by sql_string",
+        "suffix": "ATTACH's option list: fixed words and PERFBOARD_LAKE_DATA quoted by sql_string",
+    },
     "ingest/save.py": {
         "table": "a name from a fixed tuple of tables",
         "table_name": "_append's callers pass fixed table names",

@@ -251,14 +251,6 @@ def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
     return pairs[columns].sort_values(["metric", "pair"]).reset_index(drop=True)
 
 
-def _points(frame: pd.DataFrame) -> pd.DataFrame:
-    data = frame.dropna(subset=["value", "measured_at"]).copy()
-    data["measured_at"] = pd.to_datetime(data["measured_at"]).astype("datetime64[ns]")
-    if "version" not in data:
-        data["version"] = None
-    return data[["measured_at", "version", "value"]].sort_values("measured_at")
-
-
 def ratio_over_time(ours: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
     """Two series' points aligned, and ratio = ours / theirs at each.
 
@@ -270,59 +262,24 @@ def ratio_over_time(ours: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
     ours_value, theirs_value, ratio, matched ("version" or "time"), oldest first.
     """
     columns = ["measured_at", "version", "ours_value", "theirs_value", "ratio", "matched"]
-    o, t = _points(ours), _points(theirs)
-    if o.empty or t.empty:
-        return pd.DataFrame(columns=columns)
-
-    def by_version(points: pd.DataFrame) -> pd.DataFrame:
-        return (
-            points.dropna(subset=["version"])
-            .groupby("version")
-            .agg(value=("value", "median"), measured_at=("measured_at", "max"))
-        )
-
-    same = by_version(o).add_suffix("_o").join(by_version(t).add_suffix("_t"), how="inner")
-    by_version_rows = pd.DataFrame(
-        {
-            "measured_at": same[["measured_at_o", "measured_at_t"]].max(axis=1),
-            "version": same.index,
-            "ours_value": same.value_o,
-            "theirs_value": same.value_t,
-            "matched": "version",
-        }
-    )
-    shared = set(same.index)
-    o_rest = o[~o.version.isin(shared)]
-    t_rest = t[~t.version.isin(shared)]
-    ours_then = pd.merge_asof(
-        o_rest.rename(columns={"value": "ours_value"}),
-        t[["measured_at", "value"]].rename(columns={"value": "theirs_value"}),
-        on="measured_at",
-        direction="backward",
-    )
-    theirs_then = pd.merge_asof(
-        t_rest.rename(columns={"value": "theirs_value"}),
-        o[["measured_at", "value"]].rename(columns={"value": "ours_value"}),
-        on="measured_at",
-        direction="backward",
-    )
-    ours_then["matched"] = theirs_then["matched"] = "time"
-    parts = [p for p in (by_version_rows, ours_then, theirs_then) if not p.empty]
-    aligned = pd.concat(parts, ignore_index=True)
-    aligned = aligned.dropna(subset=["ours_value", "theirs_value"])
-    # Both sides measured at one time (one document): the two alignments give one row.
-    aligned = aligned.drop_duplicates(["measured_at", "ours_value", "theirs_value"])
-    aligned["ratio"] = aligned.ours_value / aligned.theirs_value.where(aligned.theirs_value > 0)
-    return aligned[columns].sort_values("measured_at", kind="stable").reset_index(drop=True)
+    sides = [
+        frame.assign(series_id=side, version=frame.get("version"))[
+            ["series_id", "measured_at", "version", "value"]
+        ]
+        for side, frame in enumerate((ours, theirs))
+    ]
+    one_pair = pd.DataFrame({"ours_id": [0], "theirs_id": [1]})
+    return pairs_over_time(pd.concat(sides, ignore_index=True), one_pair)[columns]
 
 
 def pairs_over_time(points: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """ratio_over_time of every pair at once: the same rows, in the order of `pairs` (a
     pair with no ratio gives none), each with its pair's columns and the source_url of the
-    last of our side's points. One pass for all pairs: one call a pair took 42 s on the
-    1,600 op pairs of the 10 M store, at every run of the page (issue 7).
+    last of our side's points (when `points` has them). One pass for all pairs: one call a
+    pair took 42 s on the 1,600 op pairs of the 10 M store, at every run of the page
+    (issue 7).
 
-    `points`: series_id, measured_at, version, value, source_url; `pairs`: pair_series.
+    `points`: series_id, measured_at, version, value[, source_url]; `pairs`: pair_series.
     """
     columns = ["measured_at", "version", "ours_value", "theirs_value", "ratio", "matched"]
     keys = pairs.reset_index(drop=True).rename_axis("_pair").reset_index()
@@ -375,15 +332,17 @@ def pairs_over_time(points: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     parts = [by_version_rows, then(o, t, "ours_value", "theirs_value")]
     parts.append(then(t, o, "theirs_value", "ours_value"))
     parts = [p for p in parts if not p.empty]
+    with_url = "source_url" in points
     if not parts:
-        return pd.DataFrame(columns=[*columns, *pairs.columns, "source_url"])
+        return pd.DataFrame(columns=[*columns, *pairs.columns, *(["source_url"] * with_url)])
     aligned = pd.concat(parts, ignore_index=True)
     aligned = aligned.dropna(subset=["ours_value", "theirs_value"])
     aligned = aligned.drop_duplicates(["_pair", "measured_at", "ours_value", "theirs_value"])
     aligned["ratio"] = aligned.ours_value / aligned.theirs_value.where(aligned.theirs_value > 0)
     aligned = aligned.sort_values(["_pair", "measured_at"], kind="stable")
-    last_url = points.drop_duplicates("series_id", keep="last").set_index("series_id").source_url
-    keys["source_url"] = keys.ours_id.map(last_url)
+    if with_url:
+        last = points.drop_duplicates("series_id", keep="last").set_index("series_id")
+        keys["source_url"] = keys.ours_id.map(last.source_url)
     aligned = aligned[["_pair", *columns]].merge(keys, on="_pair", how="left")
     return aligned.drop(columns="_pair").reset_index(drop=True)
 

@@ -1,9 +1,10 @@
 """The one module of perfboard/ that knows Streamlit: cached, read-only queries.
 
 Pages call ``query(fn, *args)``: it opens the store read-only for the length of one
-query (so an ingest never waits on the dashboard), caches the result under the store's
-data version (so fresh data shows on the next run after an ingest, without a restart),
-and while an ingest holds the file it serves the last result with an "updating" notice.
+query (so an ingest never waits on the dashboard), caches the result with the store's
+data version (so fresh data shows on the next run after an ingest, without a restart;
+perfboard.result_cache, bounded in bytes), and while an ingest holds the file it serves
+the last result with an "updating" notice.
 
 ``require_sign_in()`` is the optional sign-in (Streamlit's OIDC, off by default) that
 app.py runs before any page.
@@ -11,11 +12,10 @@ app.py runs before any page.
 
 from __future__ import annotations
 
-import copy
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -24,22 +24,20 @@ import streamlit as st
 
 from perfboard import db, lake
 from perfboard.markup import md_escape
+from perfboard.result_cache import ResultCache
 
 T = TypeVar("T")
 
-# Last good result of each query, served while an ingest holds the database; the most
-# recently used LAST_GOOD_ENTRIES only, so a long-running server does not grow with them.
-LAST_GOOD_ENTRIES = 256
-_last_good: OrderedDict[tuple[str, tuple[Any, ...]], Any] = OrderedDict()
+# Every session's query results, newest per query, PERFBOARD_QUERY_CACHE_MB in all (see
+# result_cache): what one replica spends on them, next to its pages' working memory.
+RESULTS = ResultCache(max_bytes=int(os.environ.get("PERFBOARD_QUERY_CACHE_MB") or 512) * 2**20)
 
 
 class StoreMissing(Exception):
     """No database yet: pages show how to build one."""
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _cached(name: str, version: tuple[int, ...], path: str, args: tuple[Any, ...]) -> Any:
-    fn = _REGISTRY[name]
+def _read(fn: Callable[..., T], path: Path | str, args: tuple[Any, ...]) -> T:
     if db.writer_waiting(path):  # let it have the file: served as while it holds it
         raise duckdb.IOException("a writer is waiting for the store's lock")
     conn = db.connect(path, read_only=True)
@@ -49,21 +47,17 @@ def _cached(name: str, version: tuple[int, ...], path: str, args: tuple[Any, ...
         conn.close()
 
 
-_REGISTRY: dict[str, Callable[..., Any]] = {}
-
-
 def query(fn: Callable[..., T], *args: Any) -> T:
     """Run a perfboard.queries function against the store, cached on its data version."""
     # app.py checks first; this is for a page run without it (plain `streamlit run`'s
     # legacy pages/ mode runs a deep link's page bare): no data before the sign-in.
     require_sign_in()
-    name = f"{fn.__module__}.{fn.__qualname__}"
-    _REGISTRY[name] = fn
     path = db.db_path()
     if not db.exists(path):
         raise StoreMissing(str(path))
+    key = (f"{fn.__module__}.{fn.__qualname__}", str(path), args)
     try:
-        result = _cached(name, db.data_version(path), str(path), args)
+        return RESULTS.get(key, db.data_version(path), lambda: _read(fn, path, args))
     except FileNotFoundError:  # a lake that no ingest has written yet
         raise StoreMissing(lake.redacted(path)) from None
     except duckdb.CatalogException:
@@ -76,17 +70,12 @@ def query(fn: Callable[..., T], *args: Any) -> T:
         st.stop()
     except duckdb.IOException:
         # An ingest holds the write lock: show the last data and say so.
-        if (name, args) not in _last_good:
+        last = RESULTS.stale(key)
+        if last is None:
             st.info("The database is being updated; this page will fill in on the next run.")
             st.stop()
         st.caption("Updating: showing the data from before the ingest in progress.")
-        # A copy, like st.cache_data gives: pages may change what they are handed.
-        return copy.deepcopy(_last_good[(name, args)])
-    _last_good[(name, args)] = copy.deepcopy(result)
-    _last_good.move_to_end((name, args))
-    while len(_last_good) > LAST_GOOD_ENTRIES:
-        _last_good.popitem(last=False)
-    return result
+        return last
 
 
 def page_data(fn: Callable[..., pd.DataFrame], *args: Any, empty: str) -> pd.DataFrame:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from perfboard import db  # noqa: E402
+from perfboard import db, ui  # noqa: E402
 from scripts import make_synthetic  # noqa: E402
 from scripts.bench_pages import PAGES, run_page  # noqa: E402
 from scripts.copy_store import copy_store  # noqa: E402
@@ -107,6 +107,7 @@ def page_times(store: str | Path, repeat: int) -> dict[str, tuple[float, float]]
     figures = {}
     for name, (page, params) in PAGES.items():
         st.cache_data.clear()
+        ui.RESULTS.clear()  # perfboard's own query cache
         cold = run_page(store, page, params)  # type: ignore[arg-type]
         warm = statistics.median(run_page(store, page, params) for _ in range(repeat))  # type: ignore[arg-type]
         figures[name] = (cold, warm)

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from perfboard import alerts, db  # noqa: E402
+from perfboard import alerts, db, ui  # noqa: E402
 from scripts.make_synthetic import build  # noqa: E402
 
 URLS = {
@@ -80,6 +80,7 @@ def measure(db: Path, repeat: int) -> dict[str, tuple[float, float]]:
     figures = {}
     for name, (page, params) in PAGES.items():
         st.cache_data.clear()
+        ui.RESULTS.clear()  # perfboard's own query cache
         cold = run_page(db, page, params)
         warm = statistics.median(run_page(db, page, params) for _ in range(repeat))
         figures[name] = (cold, warm)

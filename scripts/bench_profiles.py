@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from perfboard import db  # noqa: E402
+from perfboard import db, ui  # noqa: E402
 from scripts.add_synthetic_profiles import URI_PREFIX, add  # noqa: E402
 from scripts.bench_pages import run_page as time_page  # noqa: E402
 from scripts.make_synthetic import build  # noqa: E402
@@ -74,6 +74,8 @@ def main() -> int:
     import streamlit as st
 
     st.cache_data.clear()
+
+    ui.RESULTS.clear()  # perfboard's own query cache
     cold = run_page(args.db, params)
     warm = [run_page(args.db, params) for _ in range(args.repeat)]
     median = statistics.median(warm)

@@ -23,7 +23,9 @@ What it does:
    source...), with a seeded think time of 0.5-2 s between pages.
 4. Every --ingest-every s runs `python -m ingest results` on a new small result file (one
    new point, at a new version and time, for each of a fixed set of existing series).
-5. Samples the server's RSS (the server process and its descendants) every 5 s.
+5. Samples the server's RSS (the server process and its descendants) every 5 s, and once
+   at the end of a 20 s pause after each of --rounds rounds of load (sessions closed; the
+   next round's are new): RSS between bursts must not grow from round to round.
 
 A page run's time is from sending rerun_script to its script_finished. Errors: a
 connection that fails or drops, a run longer than 120 s, a script_finished that is not
@@ -83,6 +85,8 @@ DEFAULT_OUT = ROOT / "bench-out" / "load.json"
 RUN_TIMEOUT = 120.0  # seconds a page run may take before it counts as an error
 THINK = (0.5, 2.0)  # seconds a person looks at a page before the next click
 MEMORY_EVERY = 5.0  # seconds between RSS samples
+IDLE_S = 20.0  # seconds of no page run after each round, before its idle RSS is read
+SESSION_TTL_S = 5  # the server keeps a closed session this long (see start_server)
 INGEST_SERIES = 100  # series that get a new point in each ingest round
 FIRST_ERRORS = 3  # error details kept in the report for each kind of error and page
 # ui.query's notices while an ingest holds the store: the previous data, or none yet.
@@ -381,6 +385,11 @@ def start_server(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
                 "true",
                 "--browser.gatherUsageStats",
                 "false",
+                # A closed session's state is kept this long for a reconnect (default
+                # 120 s): shorter than a pause, so the idle RSS after a round is the
+                # server's without that round's sessions.
+                "--server.disconnectedSessionTTL",
+                str(SESSION_TTL_S),
             ],
             cwd=ROOT,
             env={**os.environ, "PERFBOARD_DB": str(db)},
@@ -742,6 +751,8 @@ class Config:
     out: Path | None = DEFAULT_OUT
     seed: int = 7
     port: int = 0
+    rounds: int = 3
+    idle: float = IDLE_S
 
 
 async def drive(
@@ -777,8 +788,20 @@ async def drive(
             ingests,
         )
     )
+    idle: list[dict[str, float]] = []
     try:
-        await asyncio.gather(*(s.loop(config.duration, len(sessions)) for s in sessions))
+        # Rounds of load, each followed by a pause with no page run: the server's RSS at
+        # the end of each pause is what it keeps between bursts of sessions (their
+        # websockets closed; the next round's sessions are new ones). Those must not grow
+        # from round to round: RSS under load swings by a gigabyte with what the running
+        # pages hold at that moment, which hides a slow leak.
+        for number in range(1, config.rounds + 1):
+            until = config.duration * number / config.rounds
+            await asyncio.gather(*(s.loop(until, len(sessions)) for s in sessions))
+            await asyncio.sleep(config.idle)
+            mb, _ = rss_tree_mb(pid)
+            idle.append({"after_round": number, "at_s": round(clock(), 1), "rss_mb": round(mb, 1)})
+            t0 -= config.idle  # the load clock stands still in a pause: ingests keep their pace
         await ingest  # the last round, if one is running
     finally:
         ingest.cancel()  # interrupted: an ingest in flight is killed, not left running
@@ -788,7 +811,13 @@ async def drive(
         await memory
         for s in sessions:
             await s.close()
-    return summarise(config, clock(), sessions, ingests, samples)
+    result = summarise(config, clock(), sessions, ingests, samples)
+    result["memory"]["idle_after_rounds"] = idle
+    # The trend of the idle RSS from round 2 on (round 1 fills the caches): a leak is a
+    # steady climb; what the pages and allocator hold at a given moment comes and goes.
+    warm = [(float(p["after_round"]), p["rss_mb"]) for p in idle[1:]]
+    result["memory"]["idle_slope_mb_per_round"] = rounded(least_squares_slope(warm), 1)
+    return result
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -812,17 +841,20 @@ def rounded(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def least_squares_slope(points: list[tuple[float, float]]) -> float | None:
+    """The least-squares slope of y on x; None for fewer than two points."""
+    if len(points) < 2:
+        return None
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    spread = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / spread if spread else None
+
+
 def slope_mb_per_min(samples: list[tuple[float, float, int]], since: float) -> float | None:
     """Least-squares slope of RSS over time, from `since` on (warm-up left out)."""
     points = [(t / 60, mb) for t, mb, _ in samples if t >= since]
-    if len(points) < 3:
-        return None
-    mean_t = statistics.fmean(t for t, _ in points)
-    mean_mb = statistics.fmean(mb for _, mb in points)
-    spread = sum((t - mean_t) ** 2 for t, _ in points)
-    if spread == 0:
-        return None
-    return sum((t - mean_t) * (mb - mean_mb) for t, mb in points) / spread
+    return least_squares_slope(points) if len(points) >= 3 else None
 
 
 def memory_report(samples: list[tuple[float, float, int]], duration: float) -> dict[str, Any]:
@@ -1000,6 +1032,12 @@ def print_report(r: dict[str, Any]) -> None:
             f"min {m['min_mb']:.0f}, max {m['max_mb']:.0f}; by minute: {minutes}; slope over "
             f"the second half {m['slope_mb_per_min_second_half']} MB/min"
         )
+    if m.get("idle_after_rounds"):
+        idle = ", ".join(f"{p['rss_mb']:.0f}" for p in m["idle_after_rounds"])
+        print(
+            f"server RSS idle after each round (MB): {idle}; trend after the first round:"
+            f" {m['idle_slope_mb_per_round']} MB a round"
+        )
     log = r.get("server_log", {})
     if log.get("tracebacks"):
         print(f"server log: {log['tracebacks']} tracebacks; the first ones end:")
@@ -1071,11 +1109,23 @@ def parse_args(argv: list[str] | None) -> Config:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the JSON report")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of load, each followed by --idle s idle"
+    )
+    parser.add_argument("--idle", type=float, default=IDLE_S, help="seconds of each pause")
     args = parser.parse_args(argv)
-    if args.clients < 1 or args.duration <= 0 or args.ingest_every <= 0:
-        parser.error("--clients, --duration and --ingest-every must be positive")
+    if args.clients < 1 or args.duration <= 0 or args.ingest_every <= 0 or args.rounds < 1:
+        parser.error("--clients, --duration, --ingest-every and --rounds must be positive")
     return Config(
-        args.clients, args.duration, args.ingest_every, args.db, args.out, args.seed, args.port
+        args.clients,
+        args.duration,
+        args.ingest_every,
+        args.db,
+        args.out,
+        args.seed,
+        args.port,
+        args.rounds,
+        args.idle,
     )
 
 

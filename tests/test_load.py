@@ -14,7 +14,9 @@ def test_a_short_load_visits_every_page_without_error_while_ingests_run(
     demo_db: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "load.json"
-    config = Config(clients=3, duration=20, ingest_every=8, db=demo_db, out=out, seed=3)
+    config = Config(
+        clients=3, duration=20, ingest_every=8, db=demo_db, out=out, seed=3, rounds=2, idle=2
+    )
     result = run_load(config)
 
     assert result["errors"]["count"] == 0, result["errors"]
@@ -39,6 +41,8 @@ def test_a_short_load_visits_every_page_without_error_while_ingests_run(
     assert len(memory["samples"]) >= 3
     assert 0 < memory["min_mb"] <= memory["max_mb"]
     assert memory["per_minute"] and memory["per_minute"][0]["minute"] == 0
+    idle = memory["idle_after_rounds"]
+    assert [p["after_round"] for p in idle] == [1, 2] and all(p["rss_mb"] > 0 for p in idle)
 
     # The JSON report holds the documented fields.
     written = json.loads(out.read_text())

@@ -42,12 +42,22 @@ def pr_url(repo: str | None, number: object) -> str | None:
     return f"{github_url()}/{quote(repo)}/pull/{n}"
 
 
+def pr_link(url: object, repo: object, number: object) -> str | None:
+    """A PR's link: built from its repository and number on PERFBOARD_GITHUB_URL, else its
+    own URL when that is a safe https one on the same host, else None. Never the URL
+    alone: a PR's html_url comes from the API or a recorded file, and one that lies would
+    point a "pull/N" link at any host."""
+    built = pr_url(repo, number)  # type: ignore[arg-type]
+    if built is not None:
+        return built
+    own = safe_https(url)  # type: ignore[arg-type]
+    if own is not None and urlsplit(own).hostname == urlsplit(github_url()).hostname:
+        return own
+    return None
+
+
 def pr_links(
     urls: Iterable[object], repos: Iterable[object], numbers: Iterable[object]
 ) -> list[str | None]:
-    """The link of each PR a table names: its own URL if it is a safe https one, else one
-    built from its repository and number (GitHub Enterprise too), else None."""
-    return [
-        safe_https(url) or pr_url(repo, number)  # type: ignore[arg-type]
-        for url, repo, number in zip(urls, repos, numbers, strict=True)
-    ]
+    """The link (pr_link) of each PR a table names."""
+    return [pr_link(*named) for named in zip(urls, repos, numbers, strict=True)]

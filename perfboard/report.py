@@ -30,7 +30,7 @@ import pandas as pd
 from altair.utils.data import to_values
 
 from perfboard import charts, db, queries
-from perfboard.links import pr_url, safe_https
+from perfboard.links import pr_link, pr_url, safe_https
 from perfboard.markup import md_escape
 
 CHART_WIDTH = 640  # px: fits a GitHub comment, a mail and an A4 page
@@ -147,7 +147,7 @@ def _change(now: object, before: object) -> Own:
 def _pr(repo: object, number: object, url: object = None) -> Link:
     return Link(
         f"{repo}#{int(number)}" if repo else f"#{int(number)}",
-        safe_https(url) or pr_url(repo, number),
+        pr_link(url, repo, number),
     )  # type: ignore[arg-type]
 
 

@@ -45,3 +45,27 @@ def test_a_table_row_gets_its_own_url_or_one_built_from_repo_and_number() -> Non
         "https://github.com/PaddlePaddle/Paddle/pull/22486",
         None,
     ]
+
+
+def test_a_pr_link_never_leaves_the_configured_github(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A lying API answer or recorded file: html_url on another host. The link is rebuilt
+    # from the PR's repository and number, and a URL alone is kept only on GitHub's host.
+    links = pr_links(
+        [
+            "https://evil.example/PaddlePaddle/Paddle/pull/3",
+            "https://evil.example/pull/4",
+            "https://github.com/PaddlePaddle/Paddle/pull/5",
+        ],
+        ["PaddlePaddle/Paddle", None, None],
+        [3, 4, 5],
+    )
+    assert links == [
+        "https://github.com/PaddlePaddle/Paddle/pull/3",
+        None,
+        "https://github.com/PaddlePaddle/Paddle/pull/5",
+    ]
+    monkeypatch.setenv("PERFBOARD_GITHUB_URL", "https://github.example.corp")
+    assert pr_links(["https://github.com/O/N/pull/5"], ["O/N"], [5]) == [
+        "https://github.example.corp/O/N/pull/5"
+    ]
+    assert pr_links(["https://github.com/O/N/pull/5"], [None], [5]) == [None]

@@ -118,10 +118,6 @@ def fsize_limit(limit: int) -> Callable[[], None]:
     return apply
 
 
-def ingest_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ingest", *args]
-
-
 def child_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT)
@@ -137,16 +133,7 @@ def run_ingest(
     timeout: float = 180,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m ingest ARGS` in a child process, to its end."""
-    return subprocess.run(
-        ingest_command(*args),
-        cwd=ROOT,
-        env=env or child_env(),
-        preexec_fn=preexec_fn,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_command("ingest", *args, preexec_fn=preexec_fn, env=env, timeout=timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,7 +355,7 @@ def peak_rss_run(*args: str, timeout: float = 300) -> tuple[subprocess.Completed
         "sys.exit(status)"
     )
     run = subprocess.run(
-        [sys.executable, "-c", probe, *ingest_command(*args)],
+        [sys.executable, "-c", probe, *command("ingest", *args)],
         cwd=ROOT,
         env=child_env(),
         capture_output=True,

@@ -442,7 +442,7 @@ def _store(
         conn.unregister("_walked")
         conn.execute("DELETE FROM releases WHERE repo = ?", [name])
         conn.executemany(
-            "INSERT INTO releases VALUES (?, ?, ?, ?)",
+            "INSERT INTO releases (repo, tag, sha, released_at) VALUES (?, ?, ?, ?)",
             [(name, r.tag, r.sha, r.released_at) for r in releases],
         )
         stored = _stored_parents(conn, name)
@@ -451,7 +451,8 @@ def _store(
         now = datetime.now(UTC).replace(tzinfo=None)
         conn.execute("DELETE FROM git_walks WHERE repo = ?", [name])  # no upsert on DuckLake
         conn.execute(
-            "INSERT INTO git_walks VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO git_walks (repo, path, head, tips, shallow, walked_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             [name, str(path.resolve()), head, tips, shallow, now],
         )
 

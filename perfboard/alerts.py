@@ -222,10 +222,12 @@ def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str
         # DELETE then INSERT, not an upsert: a DuckLake store has no keys to upsert on.
         conn.execute("DELETE FROM alert_triage WHERE alert_key = ?", [key])
         conn.execute(
-            "INSERT INTO alert_triage VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO alert_triage (alert_key, status, note, set_by, set_at)"
+            " VALUES (?, ?, ?, ?, ?)",
             [key, status, note or None, who.strip(), now],
         )
         conn.execute(
-            "INSERT INTO alert_triage_log VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO alert_triage_log (alert_key, status, note, set_by, set_at)"
+            " VALUES (?, ?, ?, ?, ?)",
             [key, status, note or None, who.strip(), now],
         )

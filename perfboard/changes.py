@@ -1,6 +1,6 @@
 """How a value moved, said the way a reader needs it: the sign and which way is better.
 
-speedup = old / new (x), reduction = (old - new) / old (%), as in ARCHITECTURE.md; a
+speedup = old / new (x), reduction = (old - new) / old (%), as in docs/architecture.md; a
 change is (new - old) / old, called better or worse by the series' direction.
 """
 

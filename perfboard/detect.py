@@ -84,6 +84,14 @@ for the search over positions; the threshold of step 4 makes that allowance and 
 stricter, so reported points have small p (at most 1.2e-3 over the 376 points reported on
 the benchmark's default seed).
 
+Code: ``_segmentation`` runs steps 1-7 in order, each over small units in its own section
+below: the noise (``_noise_sigma``, ``_sigma_without``; ``_relative_sigma`` for ``noise``),
+the cleaned series with its prefix sums and O(1) statistics of a split (``_Series``), the
+significance rules (``_Rules``: lambda, the penalty, the local z and ``min_segment``), the
+search (``_candidates``: ``_seeded_bs``, then ``_prune``), the drift checks
+(``_drop_drifts``: ``_drop_gradual``, then ``_ramp_advantage``) and the placement
+(``_place``).
+
 Cost: O(n log n) vectorised numpy plus O(k^2) small steps for k candidates, at most twice
 (step 1): about 1.8 ms for 60 points, 2 ms for 1,000 and 5.5 ms for 10,000 on this 2-core
 machine (apache-otava 0.8 with its defaults: about 1.4, 13 and 125 ms).
@@ -309,30 +317,35 @@ def _bounds(x: np.ndarray, confidence: float, min_segment: int) -> list[int]:
     return _segmentation(x, confidence, min_segment)[1]
 
 
+# ------------------------------------------------------------------- steps 1-7 in order
+
+
 def _segmentation(
     x: np.ndarray, confidence: float, min_segment: int
 ) -> tuple[_Series | None, list[int]]:
     """The fitted series and its segment boundaries [0, c1, ..., ck, n] (module docstring,
     steps 1-7): candidates, sigma again without the differences across them, and if it
     moved, the candidates again with it; then the drift checks and the placement."""
-    fit = _Series.of(x, confidence, min_segment)
+    min_segment = max(int(min_segment), 1)
+    fit = _Series.of(x) if x.size >= max(2 * min_segment, 3) else None
     if fit is None:
         return None, [0, x.size]
-    cps = fit.candidates()
+    rules = _Rules.of(x.size, confidence, min_segment)
+    cps = _candidates(fit, rules)
     if cps:
-        sigma = fit.sigma_within(cps)
+        sigma = _sigma_without(fit.raw, cps)
         if sigma > 0 and abs(sigma / fit.sigma - 1.0) > _SIGMA_TOLERANCE:
-            again = _Series.of(x, confidence, min_segment, sigma)
+            again = _Series.of(x, sigma)
             if again is not None:
-                fit, cps = again, again.candidates()
-    return fit, [0, *fit.finish(cps), x.size]
+                fit, cps = again, _candidates(again, rules)
+    if cps:
+        cps = _drop_drifts(fit, rules, cps)
+    if cps:
+        cps = _place(fit, rules.min_segment, cps)
+    return fit, [0, *cps, x.size]
 
 
-# ------------------------------------------------------------------------ the series
-
-
-def _robust_sigma(y: np.ndarray) -> float:
-    return _sigma_of_differences(np.diff(y))
+# ------------------------------------------------------------------------ step 1: noise
 
 
 def _sigma_of_differences(d: np.ndarray) -> float:
@@ -340,6 +353,46 @@ def _sigma_of_differences(d: np.ndarray) -> float:
     if d.size == 0:
         return 0.0
     return float(_MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+
+
+def _noise_sigma(y: np.ndarray) -> float:
+    """Step 1: sigma of y from its first differences; where most values repeat (coarse
+    quantisation: a MAD of 0), from their mean absolute difference. 0 only if y is
+    constant."""
+    sigma = _sigma_of_differences(np.diff(y))
+    if sigma == 0.0 and np.ptp(y) != 0:
+        sigma = float(np.mean(np.abs(np.diff(y)))) * math.sqrt(math.pi) / 2.0
+    return sigma
+
+
+def _sigma_without(y: np.ndarray, cps: list[int]) -> float:
+    """Step 1 again without the differences that straddle the change points cps."""
+    keep = np.ones(y.size - 1, dtype=bool)
+    keep[np.asarray(cps, dtype=np.int64) - 1] = False
+    return _sigma_of_differences(np.diff(y)[keep])
+
+
+def _relative_sigma(x: np.ndarray, bounds: list[int]) -> float:
+    """Robust sigma / level within segments (each divided by its median): the cv of
+    `noise` and `check_latest`."""
+    diffs = []
+    for s, e in pairwise(bounds):
+        seg = x[s:e]
+        if seg.size < 2:
+            continue
+        level = float(np.median(seg))
+        if level == 0:
+            return math.nan
+        diffs.append(np.diff(seg / abs(level)))
+    if not diffs:
+        return math.nan
+    d = np.concatenate(diffs)
+    if d.size < 2:
+        return math.nan  # fewer than 3 points: one difference says nothing of the noise
+    return _sigma_of_differences(d)
+
+
+# ---------------------------------------------------------- step 2: the cleaned series
 
 
 def _clean(y: np.ndarray, sigma: float) -> np.ndarray:
@@ -356,49 +409,35 @@ def _clean(y: np.ndarray, sigma: float) -> np.ndarray:
     return np.where(np.abs(y - med) > _REPLACE_SIGMAS * sigma, med, clipped)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Series:
-    """A cleaned series with its prefix sums; every fit below is O(1) per candidate."""
+    """The cleaned series with its prefix sums: every statistic of a split below is O(1)
+    per position, and vectorised over positions."""
 
     y: np.ndarray  # log values (or raw), outliers cleaned
     raw: np.ndarray  # the same before cleaning
-    sigma: float
-    lam: float
-    min_segment: int
-    local_z: float
+    sigma: float  # its noise (step 1)
     py: np.ndarray  # prefix sums of yc = y - median(y), yc^2 and t * yc
     pyy: np.ndarray
     pty: np.ndarray
 
     @classmethod
-    def of(
-        cls, x: np.ndarray, confidence: float, min_segment: int, sigma: float | None = None
-    ) -> _Series | None:
-        """The series of x with its noise sigma (measured here unless given)."""
-        n = x.size
-        min_segment = max(int(min_segment), 1)
-        if n < max(2 * min_segment, 3):
-            return None
+    def of(cls, x: np.ndarray, sigma: float | None = None) -> _Series | None:
+        """The series of x with its noise sigma (measured here unless given); None if x
+        is constant."""
         raw = np.log(x) if bool(np.all(x > 0)) else x.copy()
-        y = raw
         if sigma is None:
-            sigma = _robust_sigma(y)
+            sigma = _noise_sigma(raw)
         if sigma == 0.0:
-            if np.ptp(y) == 0:
-                return None  # constant: nothing to find
-            # Mostly repeated values (coarse quantisation): the mean absolute difference.
-            sigma = float(np.mean(np.abs(np.diff(y)))) * math.sqrt(math.pi) / 2.0
-        y = _clean(y, sigma)
+            return None  # constant: nothing to find
+        y = _clean(raw, sigma)
         # Centred, so that the prefix sums keep their precision over long series.
         yc = y - float(np.median(y))
-        t = np.arange(n, dtype=np.float64)
+        t = np.arange(x.size, dtype=np.float64)
         return cls(
             y=y,
             raw=raw,
             sigma=sigma,
-            lam=threshold(n, confidence),
-            min_segment=min_segment,
-            local_z=_two_sided_z(confidence),
             py=np.concatenate(([0.0], np.cumsum(yc))),
             pyy=np.concatenate(([0.0], np.cumsum(yc * yc))),
             pty=np.concatenate(([0.0], np.cumsum(t * yc))),
@@ -408,52 +447,7 @@ class _Series:
     def n(self) -> int:
         return self.y.size
 
-    @property
-    def penalty(self) -> float:
-        """What a change point must gain, in sigma^2 of residual sum of squares."""
-        return self.lam * self.lam
-
-    def candidates(self) -> list[int]:
-        """Steps 3-5: the change points of the penalised fit, drifts not yet checked."""
-        cps = self._seeded_bs()
-        return self._prune(cps) if cps else cps
-
-    def sigma_within(self, cps: list[int]) -> float:
-        """Step 1 again without the differences that straddle the change points cps."""
-        keep = np.ones(self.n - 1, dtype=bool)
-        keep[np.asarray(cps, dtype=np.int64) - 1] = False
-        return _sigma_of_differences(np.diff(self.raw)[keep])
-
-    def finish(self, cps: list[int]) -> list[int]:
-        """Steps 6-7: the drift checks, then each point placed by its posterior."""
-        if cps:
-            cps = self._drop_drifts(cps)
-        return self._place(cps) if cps else cps
-
-    def _place(self, cps: list[int]) -> list[int]:
-        """Each point to the median of its position's posterior between its neighbours,
-        within +-2 min_segment of where the fit put it (step 7)."""
-        out = list(cps)
-        ms = self.min_segment
-        for i, c in enumerate(out):
-            s = out[i - 1] if i > 0 else 0
-            e = out[i + 1] if i + 1 < len(out) else self.n
-            lo = max(s + ms, c - _PLACE_REACH * ms)
-            hi = min(e - ms, c + _PLACE_REACH * ms)
-            if lo >= hi:
-                continue
-            taus = np.arange(lo, hi + 1)
-            z = self._cusum(s, e, taus) / self.sigma
-            # log posterior of a step at tau: the likelihood of the best two levels,
-            # exp(z^2 / 2), times the Laplace width of the two levels' integral.
-            log_post = 0.5 * z * z - 0.5 * np.log((taus - s) * (e - taus) / (e - s))
-            cum = np.cumsum(np.exp(log_post - log_post.max()))
-            out[i] = int(taus[np.searchsorted(cum, 0.5 * cum[-1])])
-        return out
-
-    # ------------------------------------------------------------- steps 3-5: candidates
-
-    def _cusum(self, s: int, e: int, taus: np.ndarray) -> np.ndarray:
+    def cusum(self, s: int, e: int, taus: np.ndarray) -> np.ndarray:
         """|CUSUM| (not divided by sigma) of splitting [s, e) at each of taus."""
         py = self.py
         left = taus - s
@@ -461,67 +455,15 @@ class _Series:
         diff = (py[taus] - py[s]) / left - (py[e] - py[taus]) / right
         return np.abs(diff) * np.sqrt(left * right / (e - s))
 
-    def _best_split(self, s: int, e: int, lo: int, hi: int) -> tuple[int, float]:
+    def best_split(self, s: int, e: int, lo: int, hi: int) -> tuple[int, float]:
         """The split of [s, e) in [lo, hi] with the largest |CUSUM|."""
         taus = np.arange(lo, hi + 1)
-        stat = self._cusum(s, e, taus)
+        stat = self.cusum(s, e, taus)
         j = int(np.argmax(stat))
         return int(taus[j]), float(stat[j])
 
-    def _seeded_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(start, end, best split, z) of every seeded interval whose z is above lam."""
-        n, ms, py = self.n, self.min_segment, self.py
-        found: list[tuple[np.ndarray, ...]] = []
-        layer = 0
-        while True:
-            length = math.ceil(n * _SEED_DECAY**layer)
-            if length < 2 * ms or (layer > 0 and length == n):
-                break
-            count = 2 * math.ceil((1.0 / _SEED_DECAY) ** layer) - 1
-            starts = np.unique(np.round(np.linspace(0, n - length, count)).astype(np.int64))
-            offsets = np.arange(ms, length - ms + 1)
-            taus = starts[:, None] + offsets[None, :]
-            left = (py[taus] - py[starts][:, None]) / offsets
-            right = (py[starts + length][:, None] - py[taus]) / (length - offsets)
-            weight = np.sqrt(offsets * (length - offsets) / length) / self.sigma
-            z = np.abs(left - right) * weight
-            best = np.argmax(z, axis=1)
-            best_z = z[np.arange(starts.size), best]
-            keep = best_z > self.lam
-            if keep.any():
-                s = starts[keep]
-                found.append((s, s + length, s + offsets[best[keep]], best_z[keep]))
-            layer += 1
-        if not found:
-            empty = np.empty(0, dtype=np.int64)
-            return empty, empty, empty, np.empty(0)
-        starts, ends, taus, zs = (np.concatenate(part) for part in zip(*found, strict=True))
-        return starts, ends, taus, zs
-
-    def _seeded_bs(self) -> list[int]:
-        starts, ends, taus, zs = self._seeded_intervals()
-        ms = self.min_segment
-        found: list[int] = []
-        stack = [(0, self.n)]
-        while stack:
-            s, e = stack.pop()
-            if e - s < 2 * ms:
-                continue
-            # The segment itself, then every seeded interval inside it.
-            tau, z = self._best_split(s, e, s + ms, e - ms)
-            z /= self.sigma
-            inside = (starts >= s) & (ends <= e)
-            if inside.any():
-                j = int(np.argmax(np.where(inside, zs, -np.inf)))
-                if zs[j] > z:
-                    tau, z = int(taus[j]), float(zs[j])
-            if z <= self.lam:
-                continue
-            found.append(tau)
-            stack += [(s, tau), (tau, e)]
-        return sorted(found)
-
-    def _neighbour_z(self, cps: list[int]) -> np.ndarray:
+    def neighbour_z(self, cps: list[int]) -> np.ndarray:
+        """The CUSUM z of each change point between its neighbours."""
         b = np.array([0, *cps, self.n], dtype=np.int64)
         s, t, e = b[:-2], b[1:-1], b[2:]
         left = t - s
@@ -529,20 +471,7 @@ class _Series:
         diff = (self.py[t] - self.py[s]) / left - (self.py[e] - self.py[t]) / right
         return np.abs(diff) * np.sqrt(left * right / (e - s)) / self.sigma
 
-    def _refine(self, cps: list[int]) -> list[int]:
-        """Each point to the best split between its neighbours, within +-2 min_segment."""
-        out = list(cps)
-        ms = self.min_segment
-        for i, c in enumerate(out):
-            s = out[i - 1] if i > 0 else 0
-            e = out[i + 1] if i + 1 < len(out) else self.n
-            lo = max(s + ms, c - 2 * ms)
-            hi = min(e - ms, c + 2 * ms)
-            if lo <= hi:
-                out[i] = self._best_split(s, e, lo, hi)[0]
-        return out
-
-    def _explained(self, bounds: list[int]) -> float:
+    def explained(self, bounds: list[int]) -> float:
         """Sum of squares the segment means of bounds explain beyond their overall mean."""
         b = np.asarray(bounds, dtype=np.int64)
         sums = self.py[b[1:]] - self.py[b[:-1]]
@@ -550,207 +479,326 @@ class _Series:
         total = float(sums.sum())
         return float(np.sum(sums * sums / sizes) - total * total / float(sizes.sum()))
 
-    def _prune(self, cps: list[int]) -> list[int]:
-        """Greedy descent on RSS / sigma^2 + lam^2 per point, by deletions and merges."""
-        cps = self._refine(cps)
-        var, ms = self.sigma * self.sigma, self.min_segment
-        while cps:
-            z = self._neighbour_z(cps)
-            j = int(np.argmin(z))
-            # Deleting a point costs its CUSUM^2 between its neighbours and saves lam^2.
-            best_gain, best_move = self.penalty - float(z[j]) ** 2, (j, j, -1)
-            b = [0, *cps, self.n]
-            for i in range(len(cps) - 1):
-                a, e = b[i], b[i + 3]
-                if e - a < 2 * ms:
-                    continue
-                # Merging two points into the best single split between their outer
-                # neighbours costs what the pair explains beyond that split.
-                tau, stat = self._best_split(a, e, a + ms, e - ms)
-                extra = (self._explained(b[i : i + 4]) - stat * stat) / var
-                if self.penalty - extra > best_gain:
-                    best_gain, best_move = self.penalty - extra, (i, i + 1, tau)
-            if best_gain <= 0:
-                break
-            first, last, tau = best_move
-            cps[first : last + 1] = [tau] if tau >= 0 else []
-            cps = self._refine(cps)
-        return cps
 
-    # ------------------------------------------------------------------ step 6: drifts
+# ------------------------------------------------------------------ step 4: significance
 
-    def _drop_drifts(self, cps: list[int]) -> list[int]:
-        cps = self._drop_gradual(cps)
-        cache: dict[tuple[int, ...], float] = {}
-        while cps:
-            b = [0, *cps, self.n]
-            means = [(self.py[e] - self.py[s]) / (e - s) for s, e in pairwise(b)]
-            rises = [m1 > m0 for m0, m1 in pairwise(means)]
-            best, best_run = 0.0, None
-            for i in range(len(cps)):
-                for j in range(i, min(i + _MAX_RUN, len(cps))):
-                    if rises[j] != rises[i]:
-                        break  # a ramp goes one way
-                    key = tuple(b[i : j + 3])
-                    if key not in cache:
-                        cache[key] = self._ramp_advantage(list(key))
-                    if cache[key] > best:
-                        best, best_run = cache[key], (i, j)
-            if best_run is None:
-                break
-            del cps[best_run[0] : best_run[1] + 1]
-        return self._prune(cps) if cps else cps
 
-    def _drop_gradual(self, cps: list[int]) -> list[int]:
-        """Remove, weakest first, points whose step is not significant with only
-        DRIFT_MIN_WIDTH points on each side (within their neighbours), or, where both
-        sides have that many, beyond a straight line over up to _TREND_REACH
-        DRIFT_MIN_WIDTH points on each side."""
-        cps = list(cps)
-        w = DRIFT_MIN_WIDTH
-        wide = _TREND_REACH * DRIFT_MIN_WIDTH
-        while cps:
-            b = [0, *cps, self.n]
-            z = [
-                min(
-                    float(self._cusum(max(s, t - w), min(e, t + w), np.array([t]))[0]) / self.sigma,
-                    self._jump_beyond_trend(max(s, t - wide), t, min(e, t + wide)),
-                )
-                for s, t, e in zip(b, b[1:], b[2:], strict=False)
-            ]
-            j = int(np.argmin(z))
-            if z[j] >= self.local_z:
-                break
-            del cps[j]
-        return cps
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """What a change point must pass in a series of n points: a split's z above lam
+    (step 4), a gain of lam^2 in the penalised fit (step 5), a local z above local_z
+    (step 6), and segments of at least min_segment points."""
 
-    def _jump_beyond_trend(self, s: int, t: int, e: int) -> float:
-        """|z| of the jump at t in the least-squares fit of a line plus a step at t to
-        [s, e); infinite (no test) with fewer than DRIFT_MIN_WIDTH points a side."""
-        if min(t - s, e - t) < DRIFT_MIN_WIDTH:
-            return math.inf
-        # Normal equations for the columns 1, u = i - t and [i >= t], from prefix sums.
-        k_all, k_right = float(e - s), float(e - t)
-        su = self._sum_t(e) - self._sum_t(s) - t * k_all
-        suu = self._sum_tt(e) - self._sum_tt(s) - 2.0 * t * (su + t * k_all) + t * t * k_all
-        su_right = self._sum_t(k_right)  # u = 0, 1, ..., e - t - 1 on the right
-        sy = self.py[e] - self.py[s]
-        suy = self.pty[e] - self.pty[s] - t * sy
-        sy_right = self.py[e] - self.py[t]
-        gram = np.array([[k_all, su, k_right], [su, suu, su_right], [k_right, su_right, k_right]])
-        inv = np.linalg.inv(gram)
-        jump = float(inv[2] @ np.array([sy, suy, sy_right]))
-        return abs(jump) / (self.sigma * math.sqrt(float(inv[2, 2])))
+    lam: float
+    local_z: float
+    min_segment: int
 
-    @staticmethod
-    def _sum_t(i: np.ndarray | float) -> np.ndarray | float:  # sum of t for 0 <= t < i
-        return i * (i - 1.0) / 2.0
+    @classmethod
+    def of(cls, n: int, confidence: float, min_segment: int) -> _Rules:
+        return cls(threshold(n, confidence), _two_sided_z(confidence), min_segment)
 
-    @staticmethod
-    def _sum_tt(i: np.ndarray | float) -> np.ndarray | float:  # sum of t^2 for 0 <= t < i
-        return (i - 1.0) * i * (2.0 * i - 1.0) / 6.0
+    @property
+    def penalty(self) -> float:
+        """What a change point must gain, in sigma^2 of residual sum of squares."""
+        return self.lam * self.lam
 
-    def _ramp_sums(
-        self, u: np.ndarray, v: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sums over [lo, hi) of r, r^2 and r*yc for the ramp r = clip((t - u) / (v - u),
-        0, 1); the arguments broadcast against each other."""
-        width = v - u
-        rise_lo = np.clip(lo, u, v)  # the rising part inside [lo, hi)
-        rise_hi = np.clip(hi, u, v)
-        i0, i1 = rise_lo.astype(np.int64), rise_hi.astype(np.int64)
-        cnt = rise_hi - rise_lo
-        st = self._sum_t(rise_hi) - self._sum_t(rise_lo)
-        stt = self._sum_tt(rise_hi) - self._sum_tt(rise_lo)
-        sy = self.py[i1] - self.py[i0]
-        sty = self.pty[i1] - self.pty[i0]
-        top_lo = np.minimum(np.maximum(lo, v), hi)  # the top part (r = 1) inside [lo, hi)
-        top_n = hi - top_lo
-        top_hi = np.broadcast_to(hi, top_lo.shape).astype(np.int64)
-        top_y = self.py[top_hi] - self.py[top_lo.astype(np.int64)]
-        sr = (st - u * cnt) / width + top_n
-        srr = (stt - 2.0 * u * st + u * u * cnt) / (width * width) + top_n
-        sry = (sty - u * sy) / width + top_y
-        return sr, srr, sry
 
-    @staticmethod
-    def _search(a: int, b: int, rss: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
-        """Smallest rss(u, v) over ramps of width >= DRIFT_MIN_WIDTH in [a, b]: a grid of
-        33 ends, then a finer one around the best pair."""
-        g = np.unique(np.round(np.linspace(a, b, min(b - a + 1, 33))))
-        u, v = np.meshgrid(g, g, indexing="ij")
-        ok = v - u >= DRIFT_MIN_WIDTH
-        u, v = u[ok], v[ok]
-        r = rss(u, v)
-        j = int(np.argmin(r))
-        step = max((b - a) / 32.0, 1.0)
-        d = np.unique(np.round(np.linspace(-step, step, 17)))
-        uu, vv = np.meshgrid(
-            np.unique(np.clip(u[j] + d, a, b)), np.unique(np.clip(v[j] + d, a, b)), indexing="ij"
-        )
-        ok = vv - uu >= DRIFT_MIN_WIDTH
-        return float(min(r[j], rss(uu[ok], vv[ok]).min(initial=np.inf)))
+# ------------------------------------------------- steps 3 and 5: candidates, selection
 
-    def _ramp_advantage(self, bounds: list[int]) -> float:
-        """> 0 when one ramp over [bounds[0], bounds[-1]) is cheaper (penalised RSS, in
-        sigma^2) than steps at bounds[1:-1], both alone and added to that ramp."""
-        a, b = bounds[0], bounds[-1]
-        steps = len(bounds) - 2
-        if b - a < DRIFT_MIN_WIDTH + 2:
-            return -math.inf
-        edges = np.asarray(bounds, dtype=np.int64)
-        lo = edges[:-1, None].astype(np.float64)
-        hi = edges[1:, None].astype(np.float64)
-        size = hi - lo
-        sy = (self.py[edges[1:]] - self.py[edges[:-1]])[:, None]
-        syy = (self.pyy[edges[1:]] - self.pyy[edges[:-1]])[:, None]
-        rss_steps = float(np.sum(syy - sy * sy / size))
-        total = float(b - a)
-        sy_all = self.py[b] - self.py[a]
-        ss_all = self.pyy[b] - self.pyy[a] - sy_all * sy_all / total
 
-        def ramp(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-            sr, srr, sry = self._ramp_sums(u, v, float(a), float(b))
-            grr = srr - sr * sr / total
-            gry = sry - sr * sy_all / total
-            return ss_all - np.where(grr > 1e-12, gry * gry / np.maximum(grr, 1e-12), 0.0)
+def _candidates(fit: _Series, rules: _Rules) -> list[int]:
+    """Steps 3-5: the change points of the penalised fit, drifts not yet checked."""
+    cps = _seeded_bs(fit, rules)
+    return _prune(fit, rules, cps) if cps else cps
 
-        def ramp_and_steps(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-            # One ramp shared by all the segments, each with its own level.
-            sr, srr, sry = self._ramp_sums(u[None, :], v[None, :], lo, hi)
-            grr = np.sum(srr - sr * sr / size, axis=0)
-            gry = np.sum(sry - sr * sy / size, axis=0)
-            return rss_steps - np.where(grr > 1e-12, gry * gry / np.maximum(grr, 1e-12), 0.0)
 
-        var = self.sigma * self.sigma
-        cost_steps = rss_steps / var + steps * self.penalty
-        cost_ramp = self._search(a, b, ramp) / var + _RAMP_COST * self.penalty
-        if cost_ramp >= cost_steps:
-            return cost_steps - cost_ramp
-        cost_both = self._search(a, b, ramp_and_steps) / var + (steps + _RAMP_COST) * self.penalty
-        return min(cost_steps, cost_both) - cost_ramp
+def _seeded_intervals(
+    fit: _Series, rules: _Rules
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, best split, z) of every seeded interval whose z is above lam."""
+    n, ms, py = fit.n, rules.min_segment, fit.py
+    found: list[tuple[np.ndarray, ...]] = []
+    layer = 0
+    while True:
+        length = math.ceil(n * _SEED_DECAY**layer)
+        if length < 2 * ms or (layer > 0 and length == n):
+            break
+        count = 2 * math.ceil((1.0 / _SEED_DECAY) ** layer) - 1
+        starts = np.unique(np.round(np.linspace(0, n - length, count)).astype(np.int64))
+        offsets = np.arange(ms, length - ms + 1)
+        taus = starts[:, None] + offsets[None, :]
+        left = (py[taus] - py[starts][:, None]) / offsets
+        right = (py[starts + length][:, None] - py[taus]) / (length - offsets)
+        weight = np.sqrt(offsets * (length - offsets) / length) / fit.sigma
+        z = np.abs(left - right) * weight
+        best = np.argmax(z, axis=1)
+        best_z = z[np.arange(starts.size), best]
+        keep = best_z > rules.lam
+        if keep.any():
+            s = starts[keep]
+            found.append((s, s + length, s + offsets[best[keep]], best_z[keep]))
+        layer += 1
+    if not found:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty, np.empty(0)
+    starts, ends, taus, zs = (np.concatenate(part) for part in zip(*found, strict=True))
+    return starts, ends, taus, zs
+
+
+def _seeded_bs(fit: _Series, rules: _Rules) -> list[int]:
+    """Step 3: seeded binary segmentation with the intervals of _seeded_intervals."""
+    starts, ends, taus, zs = _seeded_intervals(fit, rules)
+    ms = rules.min_segment
+    found: list[int] = []
+    stack = [(0, fit.n)]
+    while stack:
+        s, e = stack.pop()
+        if e - s < 2 * ms:
+            continue
+        # The segment itself, then every seeded interval inside it.
+        tau, z = fit.best_split(s, e, s + ms, e - ms)
+        z /= fit.sigma
+        inside = (starts >= s) & (ends <= e)
+        if inside.any():
+            j = int(np.argmax(np.where(inside, zs, -np.inf)))
+            if zs[j] > z:
+                tau, z = int(taus[j]), float(zs[j])
+        if z <= rules.lam:
+            continue
+        found.append(tau)
+        stack += [(s, tau), (tau, e)]
+    return sorted(found)
+
+
+def _refine(fit: _Series, ms: int, cps: list[int]) -> list[int]:
+    """Each point to the best split between its neighbours, within +-2 min_segment."""
+    out = list(cps)
+    for i, c in enumerate(out):
+        s = out[i - 1] if i > 0 else 0
+        e = out[i + 1] if i + 1 < len(out) else fit.n
+        lo = max(s + ms, c - 2 * ms)
+        hi = min(e - ms, c + 2 * ms)
+        if lo <= hi:
+            out[i] = fit.best_split(s, e, lo, hi)[0]
+    return out
+
+
+def _prune(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
+    """Step 5: greedy descent on RSS / sigma^2 + lam^2 per point, by deletions and
+    merges."""
+    ms, penalty = rules.min_segment, rules.penalty
+    cps = _refine(fit, ms, cps)
+    var = fit.sigma * fit.sigma
+    while cps:
+        z = fit.neighbour_z(cps)
+        j = int(np.argmin(z))
+        # Deleting a point costs its CUSUM^2 between its neighbours and saves lam^2.
+        best_gain, best_move = penalty - float(z[j]) ** 2, (j, j, -1)
+        b = [0, *cps, fit.n]
+        for i in range(len(cps) - 1):
+            a, e = b[i], b[i + 3]
+            if e - a < 2 * ms:
+                continue
+            # Merging two points into the best single split between their outer
+            # neighbours costs what the pair explains beyond that split.
+            tau, stat = fit.best_split(a, e, a + ms, e - ms)
+            extra = (fit.explained(b[i : i + 4]) - stat * stat) / var
+            if penalty - extra > best_gain:
+                best_gain, best_move = penalty - extra, (i, i + 1, tau)
+        if best_gain <= 0:
+            break
+        first, last, tau = best_move
+        cps[first : last + 1] = [tau] if tau >= 0 else []
+        cps = _refine(fit, ms, cps)
+    return cps
+
+
+# ------------------------------------------------------------------ step 6: drifts
+
+
+def _drop_drifts(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
+    """Step 6: the local check, then the shape check, then step 5 again on what is left."""
+    cps = _drop_gradual(fit, rules, cps)
+    cache: dict[tuple[int, ...], float] = {}
+    while cps:
+        b = [0, *cps, fit.n]
+        means = [(fit.py[e] - fit.py[s]) / (e - s) for s, e in pairwise(b)]
+        rises = [m1 > m0 for m0, m1 in pairwise(means)]
+        best, best_run = 0.0, None
+        for i in range(len(cps)):
+            for j in range(i, min(i + _MAX_RUN, len(cps))):
+                if rises[j] != rises[i]:
+                    break  # a ramp goes one way
+                key = tuple(b[i : j + 3])
+                if key not in cache:
+                    cache[key] = _ramp_advantage(fit, rules.penalty, list(key))
+                if cache[key] > best:
+                    best, best_run = cache[key], (i, j)
+        if best_run is None:
+            break
+        del cps[best_run[0] : best_run[1] + 1]
+    return _prune(fit, rules, cps) if cps else cps
+
+
+def _drop_gradual(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
+    """The local check: remove, weakest first, points whose step is not significant with
+    only DRIFT_MIN_WIDTH points on each side (within their neighbours), or, where both
+    sides have that many, beyond a straight line over up to _TREND_REACH DRIFT_MIN_WIDTH
+    points on each side."""
+    cps = list(cps)
+    w = DRIFT_MIN_WIDTH
+    wide = _TREND_REACH * DRIFT_MIN_WIDTH
+    while cps:
+        b = [0, *cps, fit.n]
+        z = [
+            min(
+                float(fit.cusum(max(s, t - w), min(e, t + w), np.array([t]))[0]) / fit.sigma,
+                _jump_beyond_trend(fit, max(s, t - wide), t, min(e, t + wide)),
+            )
+            for s, t, e in zip(b, b[1:], b[2:], strict=False)
+        ]
+        j = int(np.argmin(z))
+        if z[j] >= rules.local_z:
+            break
+        del cps[j]
+    return cps
+
+
+def _sum_t(i: np.ndarray | float) -> np.ndarray | float:  # sum of t for 0 <= t < i
+    return i * (i - 1.0) / 2.0
+
+
+def _sum_tt(i: np.ndarray | float) -> np.ndarray | float:  # sum of t^2 for 0 <= t < i
+    return (i - 1.0) * i * (2.0 * i - 1.0) / 6.0
+
+
+def _jump_beyond_trend(fit: _Series, s: int, t: int, e: int) -> float:
+    """|z| of the jump at t in the least-squares fit of a line plus a step at t to
+    [s, e); infinite (no test) with fewer than DRIFT_MIN_WIDTH points a side."""
+    if min(t - s, e - t) < DRIFT_MIN_WIDTH:
+        return math.inf
+    # Normal equations for the columns 1, u = i - t and [i >= t], from prefix sums.
+    k_all, k_right = float(e - s), float(e - t)
+    su = _sum_t(e) - _sum_t(s) - t * k_all
+    suu = _sum_tt(e) - _sum_tt(s) - 2.0 * t * (su + t * k_all) + t * t * k_all
+    su_right = _sum_t(k_right)  # u = 0, 1, ..., e - t - 1 on the right
+    sy = fit.py[e] - fit.py[s]
+    suy = fit.pty[e] - fit.pty[s] - t * sy
+    sy_right = fit.py[e] - fit.py[t]
+    gram = np.array([[k_all, su, k_right], [su, suu, su_right], [k_right, su_right, k_right]])
+    inv = np.linalg.inv(gram)
+    jump = float(inv[2] @ np.array([sy, suy, sy_right]))
+    return abs(jump) / (fit.sigma * math.sqrt(float(inv[2, 2])))
+
+
+def _ramp_sums(
+    fit: _Series, u: np.ndarray, v: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sums over [lo, hi) of r, r^2 and r*yc for the ramp r = clip((t - u) / (v - u),
+    0, 1); the arguments broadcast against each other."""
+    width = v - u
+    rise_lo = np.clip(lo, u, v)  # the rising part inside [lo, hi)
+    rise_hi = np.clip(hi, u, v)
+    i0, i1 = rise_lo.astype(np.int64), rise_hi.astype(np.int64)
+    cnt = rise_hi - rise_lo
+    st = _sum_t(rise_hi) - _sum_t(rise_lo)
+    stt = _sum_tt(rise_hi) - _sum_tt(rise_lo)
+    sy = fit.py[i1] - fit.py[i0]
+    sty = fit.pty[i1] - fit.pty[i0]
+    top_lo = np.minimum(np.maximum(lo, v), hi)  # the top part (r = 1) inside [lo, hi)
+    top_n = hi - top_lo
+    top_hi = np.broadcast_to(hi, top_lo.shape).astype(np.int64)
+    top_y = fit.py[top_hi] - fit.py[top_lo.astype(np.int64)]
+    sr = (st - u * cnt) / width + top_n
+    srr = (stt - 2.0 * u * st + u * u * cnt) / (width * width) + top_n
+    sry = (sty - u * sy) / width + top_y
+    return sr, srr, sry
+
+
+def _least_over_ramps(a: int, b: int, rss: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
+    """Smallest rss(u, v) over ramps of width >= DRIFT_MIN_WIDTH in [a, b]: a grid of
+    33 ends, then a finer one around the best pair."""
+    g = np.unique(np.round(np.linspace(a, b, min(b - a + 1, 33))))
+    u, v = np.meshgrid(g, g, indexing="ij")
+    ok = v - u >= DRIFT_MIN_WIDTH
+    u, v = u[ok], v[ok]
+    r = rss(u, v)
+    j = int(np.argmin(r))
+    step = max((b - a) / 32.0, 1.0)
+    d = np.unique(np.round(np.linspace(-step, step, 17)))
+    uu, vv = np.meshgrid(
+        np.unique(np.clip(u[j] + d, a, b)), np.unique(np.clip(v[j] + d, a, b)), indexing="ij"
+    )
+    ok = vv - uu >= DRIFT_MIN_WIDTH
+    return float(min(r[j], rss(uu[ok], vv[ok]).min(initial=np.inf)))
+
+
+def _ramp_advantage(fit: _Series, penalty: float, bounds: list[int]) -> float:
+    """The shape check: > 0 when one ramp over [bounds[0], bounds[-1]) is cheaper
+    (penalised RSS, in sigma^2) than steps at bounds[1:-1], both alone and added to that
+    ramp."""
+    a, b = bounds[0], bounds[-1]
+    steps = len(bounds) - 2
+    if b - a < DRIFT_MIN_WIDTH + 2:
+        return -math.inf
+    edges = np.asarray(bounds, dtype=np.int64)
+    lo = edges[:-1, None].astype(np.float64)
+    hi = edges[1:, None].astype(np.float64)
+    size = hi - lo
+    sy = (fit.py[edges[1:]] - fit.py[edges[:-1]])[:, None]
+    syy = (fit.pyy[edges[1:]] - fit.pyy[edges[:-1]])[:, None]
+    rss_steps = float(np.sum(syy - sy * sy / size))
+    total = float(b - a)
+    sy_all = fit.py[b] - fit.py[a]
+    ss_all = fit.pyy[b] - fit.pyy[a] - sy_all * sy_all / total
+
+    def ramp(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        sr, srr, sry = _ramp_sums(fit, u, v, float(a), float(b))
+        grr = srr - sr * sr / total
+        gry = sry - sr * sy_all / total
+        return ss_all - np.where(grr > 1e-12, gry * gry / np.maximum(grr, 1e-12), 0.0)
+
+    def ramp_and_steps(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        # One ramp shared by all the segments, each with its own level.
+        sr, srr, sry = _ramp_sums(fit, u[None, :], v[None, :], lo, hi)
+        grr = np.sum(srr - sr * sr / size, axis=0)
+        gry = np.sum(sry - sr * sy / size, axis=0)
+        return rss_steps - np.where(grr > 1e-12, gry * gry / np.maximum(grr, 1e-12), 0.0)
+
+    var = fit.sigma * fit.sigma
+    cost_steps = rss_steps / var + steps * penalty
+    cost_ramp = _least_over_ramps(a, b, ramp) / var + _RAMP_COST * penalty
+    if cost_ramp >= cost_steps:
+        return cost_steps - cost_ramp
+    cost_both = _least_over_ramps(a, b, ramp_and_steps) / var + (steps + _RAMP_COST) * penalty
+    return min(cost_steps, cost_both) - cost_ramp
+
+
+# --------------------------------------------------------------------- step 7: placement
+
+
+def _place(fit: _Series, ms: int, cps: list[int]) -> list[int]:
+    """Each point to the median of its position's posterior between its neighbours,
+    within +-2 min_segment of where the fit put it (step 7)."""
+    out = list(cps)
+    for i, c in enumerate(out):
+        s = out[i - 1] if i > 0 else 0
+        e = out[i + 1] if i + 1 < len(out) else fit.n
+        lo = max(s + ms, c - _PLACE_REACH * ms)
+        hi = min(e - ms, c + _PLACE_REACH * ms)
+        if lo >= hi:
+            continue
+        taus = np.arange(lo, hi + 1)
+        z = fit.cusum(s, e, taus) / fit.sigma
+        # log posterior of a step at tau: the likelihood of the best two levels,
+        # exp(z^2 / 2), times the Laplace width of the two levels' integral.
+        log_post = 0.5 * z * z - 0.5 * np.log((taus - s) * (e - taus) / (e - s))
+        cum = np.cumsum(np.exp(log_post - log_post.max()))
+        out[i] = int(taus[np.searchsorted(cum, 0.5 * cum[-1])])
+    return out
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def _relative_sigma(x: np.ndarray, bounds: list[int]) -> float:
-    """Robust sigma / level within segments (each divided by its median)."""
-    diffs = []
-    for s, e in pairwise(bounds):
-        seg = x[s:e]
-        if seg.size < 2:
-            continue
-        level = float(np.median(seg))
-        if level == 0:
-            return math.nan
-        diffs.append(np.diff(seg / abs(level)))
-    if not diffs:
-        return math.nan
-    d = np.concatenate(diffs)
-    if d.size < 2:
-        return math.nan  # fewer than 3 points: one difference says nothing of the noise
-    return float(_MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
 
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:

@@ -115,7 +115,7 @@ def test_ramp_over_most_of_a_short_series_is_not_a_step() -> None:
 def test_jump_beyond_trend_is_the_least_squares_coefficient() -> None:
     rng = np.random.default_rng(21)
     level = 20.0 * np.linspace(1.0, 1.1, 500) * np.where(np.arange(500) >= 250, 1.05, 1.0)
-    fit = detect._Series.of(level * (1.0 + 0.02 * rng.standard_normal(500)), 0.99, 5)
+    fit = detect._Series.of(level * (1.0 + 0.02 * rng.standard_normal(500)))
     assert fit is not None
     for s, t, e in [(0, 250, 500), (150, 250, 350), (200, 230, 260), (0, 40, 300)]:
         u = np.arange(s, e) - t
@@ -123,9 +123,9 @@ def test_jump_beyond_trend_is_the_least_squares_coefficient() -> None:
         inverse = np.linalg.inv(design.T @ design)
         jump = (inverse @ design.T @ fit.y[s:e])[2]
         z = abs(jump) / (fit.sigma * math.sqrt(inverse[2, 2]))
-        assert fit._jump_beyond_trend(s, t, e) == pytest.approx(z, rel=1e-9)
+        assert detect._jump_beyond_trend(fit, s, t, e) == pytest.approx(z, rel=1e-9)
     # Fewer than DRIFT_MIN_WIDTH points on a side: no such test.
-    assert fit._jump_beyond_trend(240, 250, 400) == math.inf
+    assert detect._jump_beyond_trend(fit, 240, 250, 400) == math.inf
 
 
 def test_noise_is_measured_again_without_the_steps() -> None:
@@ -135,7 +135,7 @@ def test_noise_is_measured_again_without_the_steps() -> None:
     first, final, exact = [], [], 0
     for seed in range(40):
         values = noisy(level, 0.03, seed)
-        first.append(detect._Series.of(values, 0.99, 5).sigma / math.log1p(0.03))
+        first.append(detect._Series.of(values).sigma / math.log1p(0.03))
         fit, bounds = detect._segmentation(values, 0.99, 5)
         final.append(fit.sigma / math.log1p(0.03))
         exact += bounds == [0, 12, 24, 36, 48, 60]
@@ -148,7 +148,7 @@ def test_noise_only_series_keeps_its_first_sigma() -> None:
     values = noisy(np.full(300, 40.0), 0.02, 22)
     fit, bounds = detect._segmentation(values, 0.99, 5)
     assert bounds == [0, 300]
-    assert fit.sigma == detect._Series.of(values, 0.99, 5).sigma
+    assert fit.sigma == detect._Series.of(values).sigma
 
 
 def test_small_step_is_placed_within_a_point() -> None:

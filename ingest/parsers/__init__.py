@@ -1,4 +1,4 @@
-"""One module per input format (FORMATS.md sections 1-8); each is a pure function of text.
+"""One module per input format (docs/formats.md sections 1-8 and 10), each a pure function of text.
 
 Every parser module has:
 

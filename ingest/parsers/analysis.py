@@ -1,4 +1,4 @@
-"""Model benchmark analysis.py output (FORMATS.md section 8).
+"""Model benchmark analysis.py output (docs/formats.md section 8).
 
 PaddlePaddle/benchmark's scripts/analysis.py reads a training log and prints::
 

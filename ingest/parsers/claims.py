@@ -1,4 +1,4 @@
-"""Effects a text claims (FORMATS.md section 10): PR descriptions, issue comments.
+"""Effects a text claims (docs/formats.md section 10): PR descriptions, issue comments.
 
     "the normal ernie model performance is improved from 10ms to 9.5ms."
     "2. refine fc_eltwise_layernorm (8.4ms -> 7.8ms)"

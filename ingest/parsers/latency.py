@@ -1,4 +1,4 @@
-"""Tester latency lines (FORMATS.md section 1), glog-prefixed or bare, anywhere in a line.
+"""Tester latency lines (docs/formats.md section 1), glog-prefixed or bare, anywhere in a line.
 
 Three forms are read:
 

@@ -1,10 +1,10 @@
 """Markdown (GitHub-flavoured) tables: phase tables, results tables, op comparison tables.
 
-FORMATS.md section 4. A table is a header row, a separator row (``|---|``, ``| :-- |``) and
-data rows. The scan looks for separator rows only, with a pattern led by "\n" (a separator
-always starts a line below its header), so a large log with pipes but no table costs one
-regex pass at line starts; each separator found is checked, and then the header line
-above it and the rows below it are read.
+docs/formats.md section 4. A table is a header row, a separator row (``|---|``,
+``| :-- |``) and data rows. The scan looks for separator rows only, with a pattern led by
+"\n" (a separator always starts a line below its header), so a large log with pipes but
+no table costs one regex pass at line starts; each separator found is checked, and then
+the header line above it and the rows below it are read.
 
 Three kinds are told apart by their key column:
 
@@ -17,10 +17,10 @@ Three kinds are told apart by their key column:
 
 A table led by none of these is ordinary prose (a file list, a plan) and is skipped
 without a word, unless it holds values with units, which get a warning. Separator-less
-pipe tables (FORMATS.md quotes one) are read when their header names a unit, because
-without the separator the unit is the only sign that the lines are a table; they are read
-only when they are of a known kind (no warning), since ASCII tables of other tools look
-the same.
+pipe tables (docs/formats.md section 4 quotes one) are read when their header names a
+unit, because without the separator the unit is the only sign that the lines are a table;
+they are read only when they are of a known kind (no warning), since ASCII tables of other
+tools look the same.
 
 The vocabulary of headers and cells (units, metrics, dimensions, statuses, dates) is in
 cells.py, shared with ws_tables.

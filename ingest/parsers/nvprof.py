@@ -1,4 +1,4 @@
-"""nvprof summaries (FORMATS.md section 7), as printed by nvprof and by the op benchmark.
+"""nvprof summaries (docs/formats.md section 7), as printed by nvprof and by the op benchmark.
 
 Lines read:
 

@@ -1,4 +1,4 @@
-"""Op benchmark outputs of PaddlePaddle/benchmark api/ (FORMATS.md section 6).
+"""Op benchmark outputs of PaddlePaddle/benchmark api/ (docs/formats.md section 6).
 
 v1 (2019) prints pseudo-JSON objects with unquoted keys over several lines, sometimes
 followed by a stray ``}``; v2 (2020+) prints a header block (``-- paddle commit : ...``),

@@ -1,4 +1,4 @@
-"""IR pass / analysis logs (FORMATS.md section 2): which passes ran, in order, and what fused.
+"""IR pass / analysis logs (docs/formats.md section 2): which passes ran, in order, and what fused.
 
 Lines read:
 

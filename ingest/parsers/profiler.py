@@ -1,4 +1,4 @@
-"""Paddle profiler reports (FORMATS.md section 3): the event table and the GpuMemCpy summary.
+"""Paddle profiler reports (docs/formats.md section 3): the event table and the GpuMemCpy summary.
 
 Three layouts are read:
 

@@ -1,4 +1,4 @@
-"""Whitespace-separated tables in test reports (FORMATS.md section 5).
+"""Whitespace-separated tables in test reports (docs/formats.md section 5).
 
 ```
 Seqlen128-data

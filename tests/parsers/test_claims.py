@@ -1,4 +1,4 @@
-"""Claimed effects in PR descriptions (FORMATS.md section 10), from the real ones."""
+"""Claimed effects in PR descriptions (docs/formats.md section 10), from the real ones."""
 
 from __future__ import annotations
 

@@ -305,7 +305,8 @@ def test_results_table_ratio_column_skipped_and_oom_cells_are_statuses() -> None
 
 
 def test_results_table_without_separator_row() -> None:
-    # As quoted in FORMATS.md: no |---| row; the unit in the header shows it is a table.
+    # As quoted in docs/formats.md section 4: no |---| row; the unit in the header shows it
+    # is a table.
     text = (
         "|     Threads  | FP32 Latency (ms) | QAT INT8 Latency (ms)    | Ratio (FP32/INT8) |\n"
         "| 1 thread     |       237.21          |      79.26           |    2.99X       |\n"

@@ -20,7 +20,14 @@ What it does:
    Navigation message, and from then on moves between pages the way the sidebar does
    (ClientState.page_script_hash = the page's hash, page_name empty), each with query
    parameters taken from the store (a real phase, series, alert, profile run, op, week,
-   source...), with a seeded think time of 0.5-2 s between pages.
+   source...), with a seeded think time of 0.5-2 s between pages. Each session walks the
+   pages lap after lap, its first lap in the sidebar's order from a page of its own (the
+   sessions start spread over the pages), later laps shuffled; its walk goes on from
+   round to round. Every page is run at least once by construction, not by chance: a
+   round does not end while some page has not been run by any session (past its end,
+   each session takes such a page instead of going on with its walk, each page going to
+   one session), up to a hard cap (CATCH_UP_S past the load's end), after which each page
+   still not run is an error, "never visited", named in the report.
 4. Every --ingest-every s runs `python -m ingest results` on a new small result file (one
    new point, at a new version and time, for each of a fixed set of existing series).
 5. Samples the server's RSS (the server process and its descendants) every 5 s, and once
@@ -84,6 +91,10 @@ DEFAULT_DB = ROOT / "bench-out" / "synthetic-10m.duckdb"
 DEFAULT_OUT = ROOT / "bench-out" / "load.json"
 RUN_TIMEOUT = 120.0  # seconds a page run may take before it counts as an error
 THINK = (0.5, 2.0)  # seconds a person looks at a page before the next click
+ARRIVAL = (0.0, 2.0)  # seconds into a round a session opens its first page
+# Seconds of load clock past the load's end within which the sessions still run the pages
+# none has run yet (see Coverage): generous, as a page that never ran is a failed load test.
+CATCH_UP_S = 600.0
 MEMORY_EVERY = 5.0  # seconds between RSS samples
 IDLE_S = 20.0  # seconds of no page run after each round, before its idle RSS is read
 SESSION_TTL_S = 5  # the server keeps a closed session this long (see start_server)
@@ -538,21 +549,56 @@ def read_element(state: RunState, element: Any, path: list[int]) -> None:
         state.updating |= element.markdown.body.startswith(UPDATING)
 
 
+class Coverage:
+    """The pages no session has started a run of yet, shared by the sessions of a load:
+    each page is run at least once by construction (see Session.loop). Until the load
+    clock reaches `cap`; a page still missing then is named as an error in the report."""
+
+    def __init__(self, pages: list[str], cap: float) -> None:
+        self.missing: dict[str, None] = dict.fromkeys(pages)  # in the sidebar's order
+        self.cap = cap
+
+    def started(self, page: str) -> None:
+        self.missing.pop(page, None)
+
+    def take(self, now: float) -> str | None:
+        """A page no session has started yet, now this session's to run; None when there
+        is none left, or past the cap."""
+        if not self.missing or now >= self.cap:
+            return None
+        page = next(iter(self.missing))
+        self.started(page)
+        return page
+
+
 class Session:
     """One visitor: a websocket of the server, clicking through every page."""
 
     def __init__(
-        self, number: int, port: int, pools: Pools, seed: int, clock: Callable[[], float]
+        self,
+        number: int,
+        port: int,
+        pools: Pools,
+        seed: int,
+        clock: Callable[[], float],
+        sessions: int,
+        coverage: Coverage,
     ) -> None:
         self.number = number
         self.port = port
         self.pools = pools
         self.rng = random.Random(seed * 10_007 + number)
         self.clock = clock
+        self.coverage = coverage
         self.ws: ClientConnection | None = None
         self.hashes: dict[str, str] = {}  # page title -> page script hash, from Navigation
         self.runs: list[PageRun] = []
         self.reconnects = 0
+        # The rest of this lap of the walk: the first in the sidebar's order from a page of
+        # this session's own, so that the sessions start spread over the pages.
+        start = number * len(PAGES) // sessions
+        self.lap: list[str] = list(PAGES)[start:] + list(PAGES)[:start]
+        self.arrival, self.think = ARRIVAL, THINK
 
     async def connect(self) -> None:
         url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
@@ -577,6 +623,7 @@ class Session:
             self.ws = None
 
     async def visit(self, page: str, started: float) -> PageRun:
+        self.coverage.started(page)  # a run once started always ends, in a verdict
         query = urllib.parse.urlencode(params_for(page, self.pools, self.rng))
         run = PageRun(self.number, page, query, started, 0.0)
         state = RunState()
@@ -630,20 +677,24 @@ class Session:
             )
         self.hashes = {title: by_path[path] for title, path in PAGES.items()}
 
-    async def loop(self, until: float, sessions: int) -> None:
-        """Every page, lap after lap, until `until` (load clock). The first lap goes in the
-        sidebar's order from a page of its own, so that the sessions start spread over the
-        pages and a short run still visits each; later laps in a shuffled order."""
-        await asyncio.sleep(self.rng.uniform(0, 2))  # people do not all arrive at once
-        start = self.number * len(PAGES) // sessions
-        order = list(PAGES)[start:] + list(PAGES)[:start]
-        while self.clock() < until:
-            for page in order:
-                if self.clock() >= until:
-                    break
-                await self.visit(page, self.clock())
-                await asyncio.sleep(self.rng.uniform(*THINK))
-            self.rng.shuffle(order)
+    def next_page(self) -> str:
+        """The next page of the walk: lap after lap, each lap after the first shuffled."""
+        if not self.lap:
+            self.lap = list(PAGES)
+            self.rng.shuffle(self.lap)
+        return self.lap.pop(0)
+
+    async def loop(self, until: float) -> None:
+        """One round: the walk, one page at least, until `until` (load clock); then, while
+        some page has been run by no session yet, such a page (Coverage.take), so that the
+        round does not end before every page has run, however slow the pages are."""
+        await asyncio.sleep(self.rng.uniform(*self.arrival))  # people do not all arrive at once
+        page: str | None = self.next_page()
+        while page is not None:
+            await self.visit(page, self.clock())
+            await asyncio.sleep(self.rng.uniform(*self.think))
+            now = self.clock()
+            page = self.next_page() if now < until else self.coverage.take(now)
         await self.close()
 
 
@@ -770,7 +821,11 @@ async def drive(
     def clock() -> float:
         return time.perf_counter() - t0
 
-    sessions = [Session(i, port, pools, config.seed, clock) for i in range(config.clients)]
+    coverage = Coverage(list(PAGES), cap=config.duration + CATCH_UP_S)
+    sessions = [
+        Session(i, port, pools, config.seed, clock, config.clients, coverage)
+        for i in range(config.clients)
+    ]
     ingests: list[IngestRun] = []
     samples: list[tuple[float, float, int]] = []
     stop = asyncio.Event()
@@ -797,7 +852,7 @@ async def drive(
         # pages hold at that moment, which hides a slow leak.
         for number in range(1, config.rounds + 1):
             until = config.duration * number / config.rounds
-            await asyncio.gather(*(s.loop(until, len(sessions)) for s in sessions))
+            await asyncio.gather(*(s.loop(until) for s in sessions))
             await asyncio.sleep(config.idle)
             mb, _ = rss_tree_mb(pid)
             idle.append({"after_round": number, "at_s": round(clock(), 1), "rss_mb": round(mb, 1)})
@@ -892,6 +947,8 @@ def summarise(
     by_page: dict[str, list[PageRun]] = defaultdict(list)
     for r in runs:
         by_page[r.page].append(r)
+    # Only past the hard cap (Coverage): each such page is an error, named.
+    never = [page for page in PAGES if not by_page.get(page)]
     pages = {}
     for page in PAGES:
         mine = by_page.get(page, [])
@@ -930,11 +987,13 @@ def summarise(
         "elapsed_s": round(elapsed, 1),
         "page_runs": len(runs),
         "errors": {
-            "count": len(errors) + len(failed_ingests),
+            "count": len(errors) + len(failed_ingests) + len(never),
             "page_errors": len(errors),
             "ingest_failures": len(failed_ingests),
+            "never_visited": never,
             "by_kind": dict(Counter(r.error for r in errors))
-            | ({"ingest failed": len(failed_ingests)} if failed_ingests else {}),
+            | ({"ingest failed": len(failed_ingests)} if failed_ingests else {})
+            | ({"never visited": len(never)} if never else {}),
             "first": details,
             "first_ingest_failures": ingest_errors,
         },
@@ -1050,6 +1109,11 @@ def print_report(r: dict[str, Any]) -> None:
         )
         if d["exception"]:
             print("    " + d["exception"].replace("\n", "\n    "))
+    if e["never_visited"]:
+        print(
+            f"  error: never visited within {CATCH_UP_S:.0f} s past the load's end: "
+            + ", ".join(e["never_visited"])
+        )
     for d in e["first_ingest_failures"]:
         print(
             f"  ingest round {d['round']} at {d['at_s']} s: exit {d['exit_code']}: "

@@ -1,13 +1,18 @@
 """The load test's machinery, for real but small: the demo store served by the real server,
 3 websocket sessions for 20 s, an ingest every 8 s (scripts/load_test.py runs the full
-one: 20 sessions for 5 minutes on the 10 M-measurement store)."""
+one: 20 sessions for 5 minutes on the 10 M-measurement store). That every page is run
+does not depend on the machine's speed: the sessions' walk and Coverage make it so, which
+the tests without a server check with a clock that says the round is over."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
-from scripts.load_test import PAGES, Config, run_load
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from scripts.load_test import PAGES, Config, Coverage, Pools, RunState, Session, run_load, summarise
 
 
 def test_a_short_load_visits_every_page_without_error_while_ingests_run(
@@ -20,6 +25,7 @@ def test_a_short_load_visits_every_page_without_error_while_ingests_run(
     result = run_load(config)
 
     assert result["errors"]["count"] == 0, result["errors"]
+    assert result["errors"]["never_visited"] == []
     assert result["page_runs"] >= len(PAGES)
     for page, figures in result["pages"].items():
         # Every page was opened and drew its title at least, through the real protocol.
@@ -67,3 +73,62 @@ def test_a_short_load_visits_every_page_without_error_while_ingests_run(
         assert key in written["memory"]
     for key in ("updating_runs", "not_ready_runs"):
         assert key in written["before_ingest"]
+
+
+class Offline(Session):
+    """A session whose pages answer at once, drawing their title: no server, no waits."""
+
+    async def connect(self) -> None:
+        self.ws = object()  # type: ignore[assignment]
+
+    async def close(self) -> None:
+        self.ws = None
+
+    async def run_page(self, page: str, query: str, state: RunState) -> None:
+        state.title, state.elements, state.status = page, 1, ForwardMsg.FINISHED_SUCCESSFULLY
+
+
+FIRST = [list(PAGES)[n * len(PAGES) // 3] for n in range(3)]  # of 3 sessions' walks
+
+
+def offline_round(clients: int, now: float, until: float, cap: float) -> list[Offline]:
+    """One round of `clients` offline sessions whose clock always says `now`."""
+    coverage = Coverage(list(PAGES), cap)
+    sessions = [Offline(i, 0, Pools(), 3, lambda: now, clients, coverage) for i in range(clients)]
+    for s in sessions:
+        s.arrival = s.think = (0.0, 0.0)
+
+    async def round_() -> None:
+        await asyncio.gather(*(s.loop(until) for s in sessions))
+
+    asyncio.run(round_())
+    return sessions
+
+
+def test_every_page_is_run_even_when_the_round_is_over_at_the_first_click() -> None:
+    # As on a machine so slow that each session's first page ends the round.
+    sessions = offline_round(3, now=50.0, until=10.0, cap=100.0)
+    visited = [r.page for s in sessions for r in s.runs]
+    assert sorted(visited) == sorted(PAGES)  # each page once: no session ran one twice
+    # Each session's first page is its own, spread over the sidebar's order.
+    assert [s.runs[0].page for s in sessions] == FIRST == ["Overview", "Pull requests", "Ops"]
+    assert all(not r.error for s in sessions for r in s.runs)
+    result = summarise(Config(clients=3), 50.0, sessions, [], [])
+    assert result["errors"]["count"] == 0 and result["errors"]["never_visited"] == []
+
+
+def test_pages_not_run_by_the_hard_cap_are_errors_named_in_the_report() -> None:
+    sessions = offline_round(3, now=150.0, until=10.0, cap=100.0)
+    assert [r.page for s in sessions for r in s.runs] == FIRST  # one page a round at least
+    errors = summarise(Config(clients=3), 150.0, sessions, [], [])["errors"]
+    missed = [p for p in PAGES if p not in FIRST]
+    assert errors["never_visited"] == missed
+    assert errors["count"] == len(missed) and errors["by_kind"] == {"never visited": len(missed)}
+
+
+def test_a_walk_goes_on_from_round_to_round_in_laps_of_every_page() -> None:
+    session = Offline(1, 0, Pools(), 3, lambda: 0.0, 3, Coverage(list(PAGES), 1.0))
+    walk = [session.next_page() for _ in range(3 * len(PAGES))]
+    assert walk[: len(PAGES)] == list(PAGES)[3:] + list(PAGES)[:3]  # from its own page
+    for lap in range(1, 3):
+        assert sorted(walk[lap * len(PAGES) : (lap + 1) * len(PAGES)]) == sorted(PAGES)

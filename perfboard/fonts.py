@@ -1,0 +1,46 @@
+"""vl-convert with the CJK font the report's charts draw Chinese in, carried by a package.
+
+vl-convert (resvg, in-process) draws with the system's fonts and with those registered
+with it. On a machine without a CJK font (no Debian fonts-noto-cjk) every Chinese
+character of a PNG chart came out as the same empty box. The font comes instead from the
+pinned PyPI package noto-cjk-sans-otc: Noto Sans CJK Regular 2.004, byte for byte the
+NotoSansCJK-Regular.ttc that fonts-noto-cjk installs, so a chart draws the same on any
+machine. Its folder is registered once per process, before the first render: every use
+of vl-convert gets the module from `vl_convert()` here.
+
+The charts name the generic sans-serif first (report._spec says why: speed); the
+characters it lacks, Chinese among them, are drawn by fallback in the registered font
+(tests/test_report.py checks that two characters draw differently).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import ModuleType
+
+_lock = threading.Lock()  # Streamlit renders the Report page of each session in a thread
+_ready: ModuleType | None = None
+
+
+def cjk_font_folder() -> Path:
+    """The folder holding Noto Sans CJK (one collection: SC, TC, HK, JP and KR faces)."""
+    import noto_cjk_sans_otc
+
+    font = Path(str(noto_cjk_sans_otc.FONT_PATH))
+    if not font.is_file():
+        raise FileNotFoundError(f"{font}: noto-cjk-sans-otc lost its font; reinstall it")
+    return font.parent
+
+
+def vl_convert() -> ModuleType:
+    """The vl_convert module, with the CJK font registered (by the process's first call)."""
+    global _ready
+    if _ready is None:
+        with _lock:
+            if _ready is None:
+                import vl_convert as vlc
+
+                vlc.register_font_directory(str(cjk_font_folder()))
+                _ready = vlc
+    return _ready

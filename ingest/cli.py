@@ -14,9 +14,10 @@
     python -m ingest migrate                   bring an older store up to this schema
     python -m ingest compact [--keep-days 7]   a lake's weekly upkeep: merge small files
 
-One error boundary: main() turns every expected failure into a message and an exit
-status (0 ok, 1 some document failed, 2 the command could not run); a document that
-cannot be read fails alone and the others are still ingested.
+Every document goes in through ingest.pipeline, whatever its source. One error boundary
+(perfboard.cli.run): every expected failure becomes a message and an exit status (0 ok,
+1 some document failed or held nothing perfboard reads, 2 the command could not run); a
+document that cannot be read fails alone and the others are still ingested.
 """
 
 from __future__ import annotations
@@ -29,34 +30,33 @@ import re
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import duckdb
 from tqdm import tqdm
 
-from ingest import github, pulls, results
-from ingest.documents import file_hash, read_document, worker_pool
+from ingest import pipeline, pulls, results
+from ingest.documents import worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
-from ingest.save import SaveResult, SourceInfo, record_failure, save_found
-from ingest.text import NotText
+from ingest.save import SaveResult
 from perfboard import alerts, db, lake
-from perfboard.model import DocMeta, Problem
+from perfboard.cli import UsageError, first_error, run, store_location, store_options
+from perfboard.model import DocMeta
+
+if TYPE_CHECKING:
+    from ingest import github
+    from perfboard.github_api import GitHubClient
 
 T = TypeVar("T")
 MANIFEST = "perfboard-manifest.csv"
 SKIP_SUFFIXES = {".duckdb", ".wal", ".png", ".jpg", ".jpeg", ".gif", ".zip", ".gz", ".pdf"}
 SHOW_PROBLEMS = 5  # per document on the terminal; all of them are stored
-
-
-class UsageError(Exception):
-    """The command cannot run as asked (bad path, locked database, bad option)."""
+NOT_A_FAILURE = ("added", "replaced", "unchanged", "duplicate", "emptied", "empty", "unrecognised")
 
 
 @dataclass
@@ -68,6 +68,7 @@ class Summary:
     replaced_previous: int = 0
     unchanged: int = 0
     problems: int = 0
+    unrecognised: list[str] = field(default_factory=list)
 
     def count(self, result: SaveResult) -> None:
         self.documents += 1
@@ -80,48 +81,63 @@ class Summary:
             self.replaced_previous += result.previous
         elif result.outcome == "unchanged":
             self.unchanged += result.previous
+        elif result.outcome == "unrecognised":
+            self.unrecognised.append(result.uri)
 
     @property
     def failed(self) -> int:
-        return self.outcomes.get("failed", 0)
+        """Documents that failed; and, when every document the command was given held
+        nothing perfboard reads, those: a CI job that ingests its benchmark's output then
+        learns from the exit status that nothing was stored. (Prose beside results, in a
+        folder or a glob, is said on the terminal and on Sources, and fails nothing.)"""
+        failed = sum(n for name, n in self.outcomes.items() if name not in NOT_A_FAILURE)
+        return failed if len(self.unrecognised) < self.documents else self.documents
 
     def render(self, seconds: float) -> str:
         docs = ", ".join(f"{n} {name}" for name, n in sorted(self.outcomes.items()))
-        return (
+        line = (
             f"{self.documents} documents read ({docs or 'none'}) in {seconds:.2f} s; "
             f"measurements: {self.added} added, {self.replaced} replaced "
             f"(were {self.replaced_previous}), {self.unchanged} unchanged; "
             f"{self.problems} problems recorded"
         )
+        if self.unrecognised:
+            shown = ", ".join(self.unrecognised[:SHOW_PROBLEMS])
+            more = len(self.unrecognised) - SHOW_PROBLEMS
+            line += (
+                f"\n{len(self.unrecognised)} documents held no format perfboard knows"
+                f" (stored as unrecognised, see Sources): {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+        return line
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m ingest", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="KIND")
+    store = store_options()
+    documents = store_options("no progress bar, no problems")
     for kind in (*KINDS, RESULTS_KIND):
-        p = sub.add_parser(kind, help=f"ingest documents as {kind}")
+        p = sub.add_parser(kind, parents=[documents], help=f"ingest documents as {kind}")
         p.add_argument("paths", nargs="+", type=Path, metavar="PATH")
         p.add_argument("--dry-run", action="store_true", help="print records as JSON lines")
         p.add_argument("--project", default="", help="project of these documents")
         p.add_argument("--benchmark", default="", help="model, when the text does not say")
         p.add_argument("--date", help="document date (YYYY-MM-DD): gives glog lines a year")
         p.add_argument("--url", default="", help="https link to the document")
-        p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-        p.add_argument("--quiet", action="store_true", help="no progress bar, no problems")
         p.add_argument(
             "--no-detect",
             action="store_true",
             help="skip change detection on the series this ingest touched"
             " (python -m perfboard detect runs it later)",
         )
-        p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("pulls", help="load known facts about PRs from a CSV file")
+        p.set_defaults(run=run_ingest, kind=kind)
+    p = sub.add_parser("pulls", parents=[store], help="load known facts about PRs from a CSV file")
     p.add_argument("paths", nargs="+", type=Path, metavar="FILE.csv")
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--quiet", action="store_true", help="only the summary line")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p.set_defaults(run=run_pulls)
     p = sub.add_parser(
         "github-prs",
+        parents=[store],
         help="sync pull requests from GitHub",
         description="Sync pull requests from GitHub, or load recorded API answers (--load)."
         " Each PR's description is read by the parsers: the effects it claims are set"
@@ -142,14 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
         " May be given again",
     )
     p.add_argument("--since", help="with --all: stop at PRs last updated before YYYY-MM-DD")
-    p.add_argument(
-        "--api-url",
-        help="GitHub API (default: GITHUB_API_URL, else https://api.github.com;"
-        " GitHub Enterprise: https://HOST/api/v3)",
+    _api_url_option(p)
+    p.set_defaults(run=run_github_prs)
+    p = sub.add_parser(
+        "github-issue", parents=[store], help="an issue's body and comments, read as documents"
     )
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("github-issue", help="an issue's body and comments, read as documents")
     p.add_argument("url", metavar="https://github.com/OWNER/REPO/issues/N")
     p.add_argument("--as", dest="read_as", choices=tuple(KINDS), default="auto")
     p.add_argument("--project", default="", help="project of the measurements in it")
@@ -160,10 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
         help='recorded API answers {"issue": {...}, "comments": [...]}, read instead of'
         " asking GitHub",
     )
-    p.add_argument("--api-url", help="GitHub API (default: GITHUB_API_URL or api.github.com)")
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("git", help="a local clone's commits, their PRs and release tags")
+    _api_url_option(p)
+    p.set_defaults(run=run_github_issue)
+    p = sub.add_parser(
+        "git", parents=[store], help="a local clone's commits, their PRs and release tags"
+    )
     p.add_argument("--repo", required=True, type=Path, metavar="PATH", help="the clone")
     p.add_argument("--name", help="OWNER/NAME (default: from the origin remote)")
     p.add_argument("--rev", default="HEAD", help="branch, tag or commit to walk from")
@@ -174,93 +188,55 @@ def build_parser() -> argparse.ArgumentParser:
         help="tags that are releases, a regular expression (default: final releases such as"
         " v1.7.0 or 2.0, not v2.0.0-rc0)",
     )
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("git-results", help="result files committed to a git repository")
+    p.set_defaults(run=run_git)
+    p = sub.add_parser(
+        "git-results", parents=[store], help="result files committed to a git repository"
+    )
     p.add_argument("--repo", required=True, type=Path, metavar="PATH", help="the clone")
     p.add_argument("--glob", required=True, help="files to read, e.g. 'results/**/*.jsonl'")
     p.add_argument("--as", dest="read_as", choices=(*KINDS, RESULTS_KIND), default="auto")
     p.add_argument("--name", help="OWNER/NAME (default: from the origin remote)")
     p.add_argument("--rev", default="HEAD", help="branch, tag or commit whose history to read")
     p.add_argument("--project", default="", help="project of these documents")
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--quiet", action="store_true", help="only the summary line")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("migrate", help="bring the store up to this perfboard's schema")
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("compact", help="a lake's upkeep: merge small files, drop old snapshots")
+    p.set_defaults(run=run_git_results)
+    p = sub.add_parser("migrate", parents=[store], help="bring the store up to this schema")
+    p.set_defaults(run=run_migrate)
+    p = sub.add_parser(
+        "compact", parents=[store], help="a lake's upkeep: merge small files, drop old snapshots"
+    )
     p.add_argument("--keep-days", type=float, default=7.0, help="snapshots kept for time travel")
-    p.add_argument("--db", type=Path, help="the lake (default: PERFBOARD_DB)")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
-    p = sub.add_parser("export", help="write every measurement in perfboard's result format")
+    p.set_defaults(run=run_compact)
+    p = sub.add_parser(
+        "export", parents=[store], help="write every measurement in perfboard's result format"
+    )
     p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     p.add_argument("--out", type=Path, help="file to write (default: standard output)")
-    p.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    p.add_argument("--lock-timeout", type=float, default=30.0, metavar="SECONDS")
+    p.set_defaults(run=run_export)
     return parser
 
 
+def _api_url_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--api-url",
+        help="GitHub API (default: GITHUB_API_URL, else https://api.github.com;"
+        " GitHub Enterprise: https://HOST/api/v3)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        if args.kind == "export":
-            return run_export(args)
-        if args.kind == "pulls":
-            return run_pulls(args)
-        if args.kind == "github-prs":
-            return run_github_prs(args)
-        if args.kind == "github-issue":
-            return run_github_issue(args)
-        if args.kind == "git":
-            return run_git(args)
-        if args.kind == "git-results":
-            return run_git_results(args)
-        if args.kind == "compact":
-            return run_compact(args)
-        if args.kind == "migrate":
-            with closing(open_store(args.db, args.lock_timeout)) as conn:  # connect migrates
-                version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
-            print(f"the store is at schema version {version[0]}", file=sys.stderr)
-            return 0
-        return run_ingest(args)
-    except UsageError as error:
-        print(f"ingest: {error}", file=sys.stderr)
-        return 2
-    except duckdb.Error as error:  # the store failed under a command (a full disk, say)
-        print(
-            f"ingest: {args.kind}: the store failed: {_first_error(error)}. What was stored"
-            " before stays stored; run the command again once that is fixed",
-            file=sys.stderr,
-        )
-        return 2
-    except KeyboardInterrupt:
-        print("ingest: interrupted; documents already stored stay stored", file=sys.stderr)
-        return 130
+    return run("ingest", build_parser().parse_args(argv))
 
 
-def open_store(
-    path: Path | None, timeout: float, read_only: bool = False
-) -> duckdb.DuckDBPyConnection:
-    """Open the database, waiting up to `timeout` s for another writer to finish."""
-    deadline = time.monotonic() + timeout
-    target = lake.redacted(path or db.db_path())  # a lake's URI may hold a password
-    while True:
-        try:
-            return db.connect(path, read_only=read_only, lock_timeout=timeout)
-        except duckdb.IOException as error:
-            if "lock" not in str(error).lower():  # not another ingest: a full disk, say
-                raise UsageError(f"cannot open {target}: {error}") from None
-            if time.monotonic() >= deadline:
-                raise UsageError(
-                    f"cannot open {target}: {error}. Another ingest may be running;"
-                    " wait for it or raise --lock-timeout"
-                ) from None
-            time.sleep(0.25)
-        except FileNotFoundError as error:
-            raise UsageError(str(error)) from None
-        except duckdb.Error as error:  # a migration that could not be written
-            raise UsageError(f"cannot open {target}: {error}") from None
+def open_store(args: argparse.Namespace, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """The store of a command's --db, as every command opens it (perfboard.db.open_store)."""
+    return db.open_store(store_location(args), read_only=read_only, lock_timeout=args.lock_timeout)
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    with closing(open_store(args)) as conn:  # opening migrates
+        version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    print(f"the store is at schema version {version[0]}", file=sys.stderr)
+    return 0
 
 
 def iter_documents(paths: list[Path]) -> Iterator[Path]:
@@ -323,27 +299,27 @@ def meta_for(path: Path, args: argparse.Namespace, manifest: dict[Path, dict[str
 
 def run_ingest(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    documents = list(iter_documents(args.paths))
+    paths = list(iter_documents(args.paths))
     manifest = load_manifests(args.paths)
     if args.dry_run:
-        return dry_run(documents, args, manifest, sys.stdout)
+        return dry_run(paths, args, manifest, sys.stdout)
     summary = Summary()
-    total = sum(p.stat().st_size for p in documents)
+    total = sum(p.stat().st_size for p in paths)
     # On a terminal, for runs long enough to wait on.
-    show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(documents) > 20)
+    show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(paths) > 20)
     with (
-        worker_pool(documents, args.kind) as pool,  # forked before the store opens
-        closing(open_store(args.db, args.lock_timeout)) as conn,
+        worker_pool(paths, args.kind) as pool,  # forked before the store opens
+        closing(open_store(args)) as conn,
         tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar,
     ):
         changed: list[str] = []
         unchanged: list[str] = []
-        for path in documents:
+        for path in paths:
             done = bar.n
-            meta = meta_for(path, args, manifest)
-            result = ingest_one(conn, path, args.kind, meta, bar.update, pool)
+            doc = pipeline.Document(meta_for(path, args, manifest), args.kind, path=path)
+            result = pipeline.ingest(conn, doc, bar.update, pool)
             summary.count(result)
-            if result.outcome in ("added", "replaced"):
+            if result.outcome in ("added", "replaced", "emptied"):
                 changed.append(result.uri)
             elif result.outcome == "unchanged":
                 unchanged.append(result.uri)
@@ -356,20 +332,13 @@ def run_ingest(args: argparse.Namespace) -> int:
                 detect_changed(conn, changed, unchanged)
             except duckdb.Error as error:
                 print(
-                    f"ingest: change detection could not be stored: {_first_error(error)}."
+                    f"ingest: change detection could not be stored: {first_error(error)}."
                     " The documents are stored; the next ingest of them (or"
                     " `python -m perfboard detect`) detects again",
                     file=sys.stderr,
                 )
                 return 1
     return 1 if summary.failed else 0
-
-
-def _first_error(error: BaseException) -> BaseException:
-    """The error that started a chain of them (a failed COMMIT, not the ROLLBACK after)."""
-    while isinstance(error.__context__, duckdb.Error):
-        error = error.__context__
-    return error
 
 
 def detect_changed(
@@ -401,60 +370,12 @@ def detect_changed(
     )
 
 
-def ingest_one(
-    conn: duckdb.DuckDBPyConnection,
-    path: Path,
-    kind: str,
-    meta: DocMeta,
-    progress: Callable[[int], object] | None = None,
-    pool: Executor | None = None,
-) -> SaveResult:
-    """Read and store one document; any failure is recorded against it, not raised."""
-    try:
-        if kind == RESULTS_KIND or (kind == "auto" and _is_results(path)):
-            if path.stat().st_size == 0:
-                raise NotText("empty file")
-            info = SourceInfo(meta, file_hash(path), RESULTS_KIND, path.stat().st_size)
-            return results.save_results(conn, path, info)
-        parsed = read_document(path, kind, meta, progress=progress, pool=pool)
-        return save_found(conn, parsed.info, parsed.found, parsed.rows)
-    except NotText as error:
-        return record_failure(conn, meta.uri, Problem(0, f"not readable: {error}", parser=kind))
-    except duckdb.FatalException as error:
-        # DuckDB invalidated the database (a checkpoint failed: the disk is full). Nothing
-        # more can be written through this connection, so the run ends here, cleanly.
-        raise UsageError(
-            f"{meta.uri}: not stored: {error}. The store cannot be written any more;"
-            " documents stored before stay stored (free space and run the ingest again)"
-        ) from None
-    except (OSError, duckdb.Error) as error:
-        return record_failure(
-            conn, meta.uri, Problem(0, f"{type(error).__name__}: {error}", parser=kind)
-        )
-    except Exception as error:  # a parser bug must not cost the other documents
-        return record_failure(conn, meta.uri, Problem(0, internal_error(error), parser=kind))
-
-
-def internal_error(error: Exception) -> str:
-    """A bug's message for the user: what and where, so it can be reported."""
-    where = traceback.extract_tb(error.__traceback__)[-1]
-    return (
-        f"internal error, please report: {type(error).__name__}: {error}"
-        f" at {Path(where.filename).name}:{where.lineno}"
-    )
-
-
-def _is_results(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return results.looks_like_results(path, fh.read(4096))
-
-
 def report(result: SaveResult, conn: duckdb.DuckDBPyConnection, bar: tqdm) -> None:
     """One line per document that did something noteworthy, and its first problems."""
-    if result.outcome in ("failed", "duplicate") or result.problems:
+    if result.outcome in ("failed", "duplicate", "unrecognised", "emptied") or result.problems:
         detail = f": {result.note}" if result.note else ""
         bar.write(f"{result.uri}: {result.outcome}{detail}", file=sys.stderr)
-    if result.problems and result.outcome != "failed":
+    if result.problems and result.outcome not in ("failed", "unrecognised"):
         rows = conn.execute(
             "SELECT line, reason FROM ingest_errors WHERE source_uri = ? ORDER BY line LIMIT ?",
             [result.uri, SHOW_PROBLEMS],
@@ -466,26 +387,17 @@ def report(result: SaveResult, conn: duckdb.DuckDBPyConnection, bar: tqdm) -> No
 
 
 def dry_run(
-    documents: list[Path],
+    paths: list[Path],
     args: argparse.Namespace,
     manifest: dict[Path, dict[str, str]],
     out: TextIO,
 ) -> int:
     """Print what would be stored, one JSON object per line; touch no database."""
-    failed = 0
-    for path in documents:
-        meta = meta_for(path, args, manifest)
-        try:
-            if args.kind == RESULTS_KIND or (args.kind == "auto" and _is_results(path)):
-                records = _results_dry_run(path)
-            else:
-                records = read_document(path, args.kind, meta).found.records()
-        except (NotText, OSError, duckdb.Error) as error:
-            failed += 1
-            records = [{"kind": "problem", "line": 0, "reason": f"not readable: {error}"}]
-        except Exception as error:  # as in ingest_one: one document, not the run
-            failed += 1
-            records = [{"kind": "problem", "line": 0, "reason": internal_error(error)}]
+    failed = False
+    for path in paths:
+        doc = pipeline.Document(meta_for(path, args, manifest), args.kind, path=path)
+        records, bad = pipeline.preview(doc)
+        failed = failed or bad
         for record in records:
             out.write(
                 json.dumps({"document": str(path), **record}, ensure_ascii=False, default=str)
@@ -494,32 +406,23 @@ def dry_run(
     return 1 if failed else 0
 
 
-def _results_dry_run(path: Path) -> list[dict[str, object]]:
-    conn = duckdb.connect()
-    load = results.stage(conn, path)
-    problems = load.problems + results.check(conn, load)
-    rows = conn.execute("SELECT * EXCLUDE (_problem) FROM _staging WHERE _problem IS NULL")
-    names = [d[0] for d in rows.description]
-    records: list[dict[str, object]] = [
-        {"kind": "measurement", **dict(zip(names, row, strict=True))} for row in rows.fetchall()
-    ]
-    records += [{"kind": "problem", "line": p.line, "reason": p.reason} for p in problems]
-    return records
-
-
-def _github(args: argparse.Namespace, sync: Callable[[Any, github.GitHubClient], T]) -> T | None:
+def _github(args: argparse.Namespace, sync: Callable[[Any, GitHubClient], T]) -> T | None:
     """Run a GitHub sync on the store; a failure is printed and gives None (exit 1)."""
+    from perfboard.github_api import DuckDBCache, GitHubClient, GitHubError
+
     try:
-        with closing(open_store(args.db, args.lock_timeout)) as conn:
-            client = github.GitHubClient(args.api_url, cache=github.DuckDBCache(conn))
+        with closing(open_store(args)) as conn:
+            client = GitHubClient(args.api_url, cache=DuckDBCache(conn))
             return sync(conn, client)
-    except github.GitHubError as error:
+    except GitHubError as error:
         print(f"ingest: {error}", file=sys.stderr)
         return None
 
 
 def run_github_prs(args: argparse.Namespace) -> int:
     """Sync PRs from GitHub; a failed sync stores nothing and exits 1 with the reason."""
+    from ingest import github  # requests: only in the commands that use it
+
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", args.repo):
         raise UsageError(f"--repo {args.repo!r} is not OWNER/NAME")
     if args.load:
@@ -546,6 +449,8 @@ def run_github_prs(args: argparse.Namespace) -> int:
 def load_github_prs(args: argparse.Namespace) -> int:
     """Recorded API answers stored as a sync stores them, without a request. Every file is
     checked before the store opens; each is then stored in its own transaction."""
+    from ingest import github
+
     recorded = []
     for path in args.load:
         try:
@@ -553,7 +458,7 @@ def load_github_prs(args: argparse.Namespace) -> int:
         except github.RecordError as error:
             raise UsageError(f"{path}: {error}") from None
     failed = False
-    with closing(open_store(args.db, args.lock_timeout)) as conn:
+    with closing(open_store(args)) as conn:
         for path, rows in zip(args.load, recorded, strict=True):
             result = github.store_recorded(conn, rows)
             failed = failed or bool(result.kept.get("failed"))
@@ -590,14 +495,17 @@ def read_json(path: Path) -> Any:
 
 def run_github_issue(args: argparse.Namespace) -> int:
     """Read an issue's body and comments through the parsers; 1 when GitHub failed."""
+    from ingest import github  # requests: only in the commands that use it
+    from perfboard.github_api import GitHubError
+
     if args.load:
         try:
             issue, comments = github.recorded_issue(read_json(args.load), args.url)
         except github.RecordError as error:
             raise UsageError(f"{args.load}: {error}") from None
-        except github.GitHubError as error:  # the URL given is no issue's
+        except GitHubError as error:  # the URL given is no issue's
             raise UsageError(str(error)) from None
-        with closing(open_store(args.db, args.lock_timeout)) as conn:
+        with closing(open_store(args)) as conn:
             result = github.store_issue(conn, issue, comments, args.read_as, args.project)
     else:
         result = _github(
@@ -626,7 +534,7 @@ def run_git(args: argparse.Namespace) -> int:
         re.compile(pattern)
     except re.error as error:
         raise UsageError(f"--release-pattern {args.release_pattern!r}: {error}") from None
-    with closing(open_store(args.db, args.lock_timeout)) as conn:
+    with closing(open_store(args)) as conn:
         try:
             result = git.walk(conn, args.repo, args.name, args.rev, since, args.rewrite, pattern)
         except git.GitError as error:
@@ -649,7 +557,7 @@ def run_git_results(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     summary = Summary()
     with (
-        closing(open_store(args.db, args.lock_timeout)) as conn,
+        closing(open_store(args)) as conn,
         tempfile.TemporaryDirectory() as folder,
         tqdm(disable=True) as bar,
     ):
@@ -665,7 +573,7 @@ def run_git_results(args: argparse.Namespace) -> int:
                     title=f"{file.path} at {file.sha[:12]}",
                     version=file.sha,
                 )
-                result = ingest_one(conn, local, args.read_as, meta)
+                result = pipeline.ingest(conn, pipeline.Document(meta, args.read_as, path=local))
                 summary.count(result)
                 if not args.quiet:
                     report(result, conn, bar)
@@ -680,7 +588,7 @@ def run_pulls(args: argparse.Namespace) -> int:
     for path in args.paths:
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
-    with closing(open_store(args.db, args.lock_timeout)) as conn:
+    with closing(open_store(args)) as conn:
         for path in args.paths:
             try:
                 loaded = pulls.load_pulls_csv(conn, path)
@@ -697,13 +605,13 @@ def run_pulls(args: argparse.Namespace) -> int:
 
 
 def run_compact(args: argparse.Namespace) -> int:
-    if not lake.is_lake(args.db or db.db_path()):
+    if not lake.is_lake(store_location(args)):
         raise UsageError(
             "compact is for a lake (PERFBOARD_DB=ducklake:...): a DuckDB file compacts itself"
             " at each checkpoint"
         )
     started = time.perf_counter()
-    with closing(open_store(args.db, args.lock_timeout)) as conn:
+    with closing(open_store(args)) as conn:
         before = lake.data_files(conn)
         with db.transaction(conn):
             expired = lake.compact(conn, timedelta(days=args.keep_days))
@@ -718,7 +626,7 @@ def run_compact(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    conn = open_store(args.db, args.lock_timeout, read_only=True)
+    conn = open_store(args, read_only=True)
     if args.out:
         n = results.export(conn, args.out, args.format)
         print(f"exported {n} measurements to {args.out}", file=sys.stderr)

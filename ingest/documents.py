@@ -33,6 +33,7 @@ from ingest.save import Rows, SourceInfo
 from ingest.text import (
     MIXED,
     DocText,
+    Empty,
     LineIndex,
     NotText,
     decode,
@@ -69,6 +70,24 @@ def file_hash(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 22), b""):
             hasher.update(block)
     return HASH_PREFIX + hasher.hexdigest()
+
+
+def document_hash(path: Path, chunk_bytes: int = CHUNK_BYTES) -> str:
+    """The content hash read_document gives a file, without parsing it: an unchanged
+    document is told by this alone (a read at memory speed), before any parser runs."""
+    size = os.path.getsize(path)
+    digests = xxhash.xxh3_128()
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        for start, end in plan_chunks(fd, size, chunk_bytes):
+            digests.update(xxhash.xxh3_128_digest(os.pread(fd, end - start, start)))
+    return HASH_PREFIX + digests.hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """The content hash read_text gives a text (one chunk)."""
+    digest = xxhash.xxh3_128_digest(text.encode("utf-8"))
+    return HASH_PREFIX + xxhash.xxh3_128_hexdigest(digest)
 
 
 def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Found:
@@ -288,7 +307,7 @@ def read_document(
     """
     size = os.path.getsize(path)
     if size == 0:
-        raise NotText("empty file")
+        raise Empty("empty file")
     with open(path, "rb") as fh:
         codec = sniff_encoding(os.pread(fh.fileno(), 65536, 0))
         if codec not in ("utf-8", "utf-8-sig") and size > chunk_bytes:
@@ -304,7 +323,7 @@ def read_document(
         results = (parse_chunk(chunk, codec, kind, meta) for chunk in chunks)
     parsed = _combine(results, codec, kind, meta, progress)
     if not parsed.info.n_lines:
-        raise NotText("only white space")
+        raise Empty("only white space")
     parsed.info.size_bytes = size
     return parsed
 
@@ -316,7 +335,7 @@ def read_text(text: str, kind: str, meta: DocMeta) -> Parsed:
     """
     raw = text.encode("utf-8")
     if not raw.strip():
-        raise NotText("empty document")
+        raise Empty("empty document")
     chunk = Chunk(memoryview(raw), xxhash.xxh3_128_digest(raw), LineIndex(raw))
     parsed = _combine(iter([parse_chunk(chunk, "utf-8", kind, meta)]), "utf-8", kind, meta, None)
     parsed.info.size_bytes = len(raw)

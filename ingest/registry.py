@@ -52,12 +52,31 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 # "results" (perfboard's own format) has its own bulk reader: ingest/results.py.
 
+# What each parser reads, in a user's words: the message of a document none of them
+# could read says this list (docs/formats.md has each in detail).
+READS: dict[str, str] = {
+    "latency": "tester latency lines (Paddle's inference testers)",
+    "passes": "IR pass logs",
+    "profiler": "Paddle profiler reports",
+    "nvprof": "nvprof summaries",
+    "md_tables": "Markdown tables whose header names a unit",
+    "ws_tables": "whitespace-aligned result tables",
+    "opbench": "PaddlePaddle/benchmark op benchmark output",
+    "analysis": "model benchmark analysis.py output",
+    "claims": 'effects a text claims ("from 10ms to 9.5ms")',
+}
+
 # Bump when a parser reads the same bytes differently: documents stored by an older
 # reader are then read again instead of being skipped as unchanged.
 READER_VERSION = "1"
 RESULTS_KIND = "results"
 
 ParseFn = Callable[[DocText], Iterator[Item]]
+
+
+def formats_read() -> str:
+    """Every format perfboard reads, as one line for a message."""
+    return "; ".join([*(READS[name] for name in PARSERS), "perfboard result files (JSONL, CSV)"])
 
 
 def parsers_for(kind: str) -> list[tuple[str, ParseFn]]:

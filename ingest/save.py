@@ -21,7 +21,16 @@ from ingest.runs import Run
 from perfboard import db
 from perfboard.model import DocMeta, Found, Measurement, Problem, canonical_json, series_key
 
-Outcome = Literal["added", "replaced", "unchanged", "duplicate", "failed", "empty", "dry-run"]
+Outcome = Literal[
+    "added",
+    "replaced",
+    "unchanged",
+    "duplicate",
+    "failed",
+    "unrecognised",  # stored, holding nothing a parser knows (and a problem that says so)
+    "emptied",  # nothing but white space now: its earlier rows removed
+    "empty",  # talk with nothing in it, never stored
+]
 
 SERIES_COLUMNS = (
     "project",
@@ -89,15 +98,17 @@ def begin_source(
     parsers: str,
     n_measurements: int,
     n_problems: int,
+    status: str | None = None,
 ) -> tuple[int, int | None]:
     """Inside an open transaction: clear the source's old rows and (re)write its row.
 
-    Returns (source_id, measurements it held before, or None for a new source).
+    `status`: ok or partial (by its problems) unless given. Returns (source_id,
+    measurements it held before, or None for a new source).
     """
     row = conn.execute(
         "SELECT source_id, n_measurements FROM sources WHERE uri = ?", [info.meta.uri]
     ).fetchone()
-    status = "partial" if n_problems else "ok"
+    status = status or ("partial" if n_problems else "ok")
     meta = info.meta
     values = [
         info.content_hash,
@@ -156,6 +167,24 @@ def next_id(conn: duckdb.DuckDBPyConnection, table: str) -> int:
     return conn.execute(_NEXT_ID[table]).fetchone()[0]
 
 
+def clear_source(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str, status: str) -> int:
+    """A document that holds nothing now (emptied: 'empty'; deleted upstream: 'gone'): its
+    rows go in one transaction, its source stays with that status. Its hash is forgotten,
+    so that the same text coming back is read again rather than taken as unchanged.
+    Returns how many measurements it held."""
+    with db.transaction(conn):
+        (previous,) = conn.execute(
+            "SELECT n_measurements FROM sources WHERE source_id = ?", [source_id]
+        ).fetchone()
+        delete_source_rows(conn, source_id, uri)
+        conn.execute(
+            "UPDATE sources SET status = ?, n_measurements = 0, n_problems = 0,"
+            " content_hash = '', ingested_at = ? WHERE source_id = ?",
+            [status, now_utc(), source_id],
+        )
+    return previous or 0
+
+
 def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str) -> None:
     for table in ("measurements", "profile_events", "passes", "runs", "claims"):
         conn.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
@@ -169,12 +198,16 @@ def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str
 
 
 def save_found(
-    conn: duckdb.DuckDBPyConnection, info: SourceInfo, found: Found, rows: Rows
+    conn: duckdb.DuckDBPyConnection,
+    info: SourceInfo,
+    found: Found,
+    rows: Rows,
+    status: str | None = None,
 ) -> SaveResult:
     """Store one parsed document atomically (see the module docstring for the rules).
 
     `rows`: its measurements and runs (found.measurements may be empty when they came
-    as tables from worker processes).
+    as tables from worker processes). `status`: the source's, when not ok / partial.
     """
     prior = prior_state(conn, info)
     if prior is not None:
@@ -185,7 +218,7 @@ def save_found(
     if future is not None:
         problems = [*problems, future]
     with db.transaction(conn):
-        source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems))
+        source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems), status)
         write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found)
@@ -483,7 +516,10 @@ def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) 
         )
         for ms in phase.milestones:
             conn.execute(
-                "INSERT INTO milestones VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO milestones (phase_id, ordinal, label, value, date, pr_repo,"
+                " pr_number, pr_url, description, reported_speedup_raw, reported_reduction,"
+                " reported_speedup, computed_reduction, computed_speedup, disagrees, line, raw)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     phase_id,
                     ms.ordinal,

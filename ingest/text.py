@@ -25,6 +25,10 @@ class NotText(ValueError):
     """The document is empty, binary, or in no encoding perfboard can read."""
 
 
+class Empty(NotText):
+    """The document holds nothing but white space (or nothing at all)."""
+
+
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -263,6 +267,6 @@ def read_text_file(path: str, meta: DocMeta | None = None) -> DocText:
     with open(path, "rb") as fh:
         data = fh.read()
     if not data.strip():
-        raise NotText("empty document")
+        raise Empty("empty document")
     text, encoding = decode(data, sniff_encoding(data[:65536]))
     return DocText(normalise(text), meta or DocMeta(uri=str(path)), encoding=encoding)

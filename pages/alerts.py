@@ -9,9 +9,19 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import alerts, charts, queries
+from perfboard.errors import StoreError
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import StoreBusy, StoreMissing, missing_store_notice, query, write
+from perfboard.ui import (
+    StoreMissing,
+    missing_store_notice,
+    query,
+    to_url,
+    url_text,
+    write,
+)
+
+PAGE = "alerts"  # the scope of this page's URL state in the session
 
 st.title("Alerts")
 try:
@@ -27,7 +37,8 @@ if found.empty and outliers.empty:
     )
     st.stop()
 
-asked = st.query_params.get("alert", "")
+# One alert, when the link names one (by its key), else the list.
+asked = url_text("alert")
 if asked not in set(found.alert_key):
     if not outliers.empty:
         st.subheader(f"Newest values outside their series' noise ({len(outliers)})")
@@ -94,7 +105,7 @@ if asked not in set(found.alert_key):
     st.stop()
 
 # -- one alert ------------------------------------------------------------------------------
-st.query_params["alert"] = asked
+to_url(PAGE, "alert", asked)
 alert = found[found.alert_key == asked].iloc[0]
 st.page_link("pages/alerts.py", label="All alerts", icon=":material/arrow_back:")
 st.subheader(
@@ -185,7 +196,7 @@ with st.form("triage"):
         st.session_state["triage_who"] = who
         try:
             write(alerts.set_triage, asked, status, note, who)
-        except (StoreBusy, ValueError) as error:
+        except (StoreError, ValueError) as error:  # busy, or the store refused: said
             st.error(f"Not saved: {error}. What you typed is still in the form.")
         else:
             st.toast(f"Triage saved: {status}.")

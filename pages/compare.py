@@ -14,7 +14,8 @@ from streamlit.delta_generator import DeltaGenerator
 from perfboard import charts, compare, queries
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query, to_url, url_state
+from perfboard.queries.labels import unique_labels
+from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value
 
 PARTS = ["Two versions", "Paired variants", "Attribution"]
 KINDS = ("version", "release", "date")
@@ -31,7 +32,6 @@ catalog = page_data(
     empty="Nothing to compare yet: ingest benchmark documents with `python -m ingest auto PATH` "
     "or result files with `python -m ingest results FILE`.",
 )
-params = st.query_params
 PAGE = "compare"  # the scope of this page's pickers in the session
 # The open part is in the URL (?part=...), and only the open part runs.
 versions_tab, pairs_tab, attribution_tab = st.tabs(PARTS, key="part", bind="query-params")
@@ -53,7 +53,6 @@ def side_picker(
     kind = column.radio(
         f"{name} is a", KINDS, key=url_state(PAGE, f"{key}_kind", KINDS, "date"), horizontal=True
     )
-    wanted = params.get(key, "") if params.get(f"{key}_kind", "date") == kind else ""
     if kind == "version":
         versions = choices[choices.kind == "version"]
         described = {
@@ -70,6 +69,7 @@ def side_picker(
             for row in versions.itertuples()
         }
         options = list(described)
+        wanted = url_text(key) if url_text(f"{key}_kind") == kind else ""
         if wanted and wanted not in described:
             options.insert(0, wanted)  # a hash typed into the URL: matched by prefix below
         if not options:
@@ -97,13 +97,17 @@ def side_picker(
             return None
         value = column.selectbox(f"{name}: release", tags, key=url_state(PAGE, key, tags, tags[0]))
     else:
-        try:
-            day = date.fromisoformat(wanted) if wanted else default_day
-        except ValueError:
-            day = default_day
-        day = min(max(day, days[0]), days[1])
         value = column.date_input(
-            f"{name}: by the end of", value=day, min_value=days[0], max_value=days[1]
+            f"{name}: by the end of",
+            min_value=days[0],
+            max_value=days[1],
+            key=url_value(
+                PAGE,
+                key,
+                lambda text: min(max(date.fromisoformat(text), days[0]), days[1]),
+                default_day,
+                fits=lambda day: isinstance(day, date) and days[0] <= day <= days[1],
+            ),
         ).isoformat()
     if not value:
         return None
@@ -360,10 +364,7 @@ def attribution_part() -> None:
             "to name the PRs. Every series here holds one measured value."
         )
         return
-    labels = {
-        int(row.series_id): f"{compare.series_label(row)} ({row.project})"
-        for row in measured.itertuples()
-    }
+    labels = unique_labels(dict(zip(map(int, measured.series_id), measured.label, strict=True)))
     ids = list(labels)
     series_id = st.selectbox(
         "Series", ids, key=url_state(PAGE, "series", ids, ids[0]), format_func=labels.get

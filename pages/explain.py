@@ -12,9 +12,18 @@ import streamlit as st
 from perfboard import explain, profiles, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import StoreMissing, missing_store_notice, query, url_int
+from perfboard.queries.labels import unique_labels
+from perfboard.ui import (
+    StoreMissing,
+    missing_store_notice,
+    query,
+    to_url,
+    url_reset,
+    url_state,
+    url_text,
+)
 
-SERIES_PARTS = ["project", "benchmark", "metric", "framework", "params"]
+PAGE = "explain"  # the scope of this page's pickers in the session
 
 st.title("Explain a change")
 try:
@@ -24,10 +33,10 @@ except StoreMissing as missing:
     missing_store_notice(str(missing))
     st.stop()
 runs = query(queries.profile_runs)
-params = st.query_params
 
 modes = ["an alert", "two points of a series"]
-asked_mode = 0 if params.get("alert") or (not params.get("series") and not found.empty) else 1
+# The link names an alert or a series; without either, an alert when there is one.
+asked_mode = 0 if url_text("alert") or (not url_text("series") and not found.empty) else 1
 mode = st.radio("Explain", modes, index=asked_mode, horizontal=True)
 
 # -- the change: project, benchmark and the two sides --------------------------------------
@@ -44,12 +53,11 @@ if mode == "an alert":
         f"{a.before_version or '?'} → {a.after_version or '?'}"
         for a in found.itertuples()
     }
-    asked = params.get("alert", "")
     key = st.selectbox(
-        "Alert", keys, index=keys.index(asked) if asked in keys else 0, format_func=labels.get
+        "Alert", keys, key=url_state(PAGE, "alert", keys, keys[0]), format_func=labels.get
     )
-    st.query_params.clear()
-    st.query_params["alert"] = key
+    to_url(PAGE, "alert", key)
+    to_url(PAGE, "series", None)
     alert = found.set_index("alert_key").loc[key]
     changes = query(queries.alert_changes, key)
     largest = changes.iloc[0]
@@ -64,24 +72,16 @@ else:
     if measured.empty:
         st.info("No series has two measured points yet.")
         st.stop()
-    ids = list(measured.series_id)
     # Labelled once: the picker calls format_func for every option on every run, and a
     # lookup per option (set_index + loc) took 13 s a run on 10,000 series (issue 7).
-    series_labels = dict(
-        zip(
-            ids,
-            (
-                " · ".join(str(v) for v in parts if v)
-                for parts in measured[SERIES_PARTS].itertuples(index=False)
-            ),
-            strict=True,
-        )
+    series_labels = unique_labels(
+        dict(zip(map(int, measured.series_id), measured.label, strict=True))
     )
-    asked_series = url_int("series")
+    ids = list(series_labels)
     series_id = st.selectbox(
         "Series",
         ids,
-        index=ids.index(asked_series) if asked_series in ids else 0,
+        key=url_state(PAGE, "series", ids, ids[0]),
         format_func=series_labels.__getitem__,
     )
     points = query(queries.series_points, (int(series_id),), 2000)
@@ -100,17 +100,15 @@ else:
         "To", range(len(points)), index=len(points) - 1, format_func=point_labels.__getitem__
     )
     first, last = sorted((first, last))
-    st.query_params.clear()
-    st.query_params["series"] = str(series_id)
+    to_url(PAGE, "series", series_id)
+    to_url(PAGE, "alert", None)
     series_row = catalog[catalog.series_id == series_id].iloc[0]
     project, benchmark = str(series_row.project), str(series_row.benchmark)
     a, b = points.iloc[first], points.iloc[last]
     before_version, after_version = a.version, b.version
     before_at, after_at = a.measured_at, b.measured_at
     before_value, after_value, unit = a.value, b.value, series_row.unit
-    what = " · ".join(
-        str(v) for v in (series_row.benchmark, series_row.metric, series_row.framework) if v
-    )
+    what = series_labels[series_id]
 # A point without a version comes out of a frame as NaN (pandas' missing text), which is
 # truthy and binds as a DOUBLE: suspects_between's lower($v0) then raised (issue 7).
 before_version, after_version = (
@@ -138,24 +136,28 @@ run_labels = {
     for r in runs.itertuples()
 }
 choices = [None, *run_keys]
+picked = tuple(profiles.run_key(*pick.key) if pick.key else None for pick in (pick_a, pick_b))
+# Another change with other nearest profiles: those are the runs again, whatever was
+# picked for the last change (a link's run=/vs= still open the runs it names).
+if st.session_state.get(f"{PAGE}:picked") != picked:
+    st.session_state[f"{PAGE}:picked"] = picked
+    url_reset(PAGE, "run", "vs")
 cols = st.columns(2)
 chosen = []
-for col, side, pick, param in (
-    (cols[0], "A (before)", pick_a, "run"),
-    (cols[1], "B (after)", pick_b, "vs"),
+for col, side, pick, default, param in (
+    (cols[0], "A (before)", pick_a, picked[0], "run"),
+    (cols[1], "B (after)", pick_b, picked[1], "vs"),
 ):
-    default = params.get(param) or (profiles.run_key(*pick.key) if pick.key else None)
     key = col.selectbox(
         f"Profile run {side}",
         choices,
-        index=choices.index(default) if default in choices else 0,
+        key=url_state(PAGE, param, choices, default),
         format_func=lambda k: "none" if k is None else run_labels[k],
         help="Picked: the nearest dated profile of this project on that side of the change.",
     )
     if key is None:
         col.caption(md_escape(pick.note))
-    else:
-        st.query_params[param] = key
+    to_url(PAGE, param, key)
     chosen.append(key)
 
 suspects = query(queries.suspects_between, before_version, after_version, before_at, after_at)

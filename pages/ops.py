@@ -11,7 +11,7 @@ import streamlit as st
 from perfboard import charts, ops, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value
 
 ALL_OPS, ALL_DEVICES, BOTH = "all ops", "all devices", "both"
 DIRECTIONS = [BOTH, "forward", "backward"]
@@ -23,16 +23,7 @@ MAX_LINES = len(charts.OKABE_ITO)  # more lines than colours is not readable
 # the verdict at a glance (Okabe-Ito vermilion and bluish green, as on every chart).
 VERDICT_COLOURS = {"worse": charts.LOSS, "better": charts.GAIN, "same": "#7F7F7F", "–": "#7F7F7F"}
 ACCURACY_COLOURS = {"consistent": charts.GAIN, "diff": charts.LOSS}
-
-
-# What the URL asked for, read once: the page rewrites the URL from its widgets.
-params = st.query_params.to_dict()
-
-
-def asked(name: str, options: list[str], default: str) -> str:
-    """A query parameter if it is one of the options, else the default."""
-    value = params.get(name, default)
-    return value if value in options else default
+PAGE = "ops"  # the scope of this page's pickers in the session
 
 
 def plural(n: int, word: str) -> str:
@@ -48,13 +39,6 @@ def pills(words: pd.Series, verdicts: pd.Series) -> tuple[list[list[str]], list[
     colour_of = dict(zip(words, verdicts.map(VERDICT_COLOURS), strict=True))
     options = sorted(colour_of)
     return [[w] if w != "–" else [] for w in words], options, [colour_of[o] for o in options]
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def losses(history: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """ops.losing_since of these pairs' history, kept across reruns (it walks every losing
-    pair's points in Python)."""
-    return ops.losing_since(history.merge(pairs, on="pair"))
 
 
 st.title("Ops")
@@ -84,39 +68,32 @@ op_options = [ALL_OPS, *op_names]
 op = cols[0].selectbox(
     "Op",
     op_options,
-    index=op_options.index(asked("op", op_names, ALL_OPS)),
+    key=url_state(PAGE, "op", op_options, ALL_OPS),
     help="One op: its ratio over time by Paddle commit is drawn below the table.",
 )
 vs = (
     cols[1].selectbox(
-        "Paddle against",
-        competitors,
-        index=competitors.index(asked("vs", competitors, competitors[0])),
+        "Paddle against", competitors, key=url_state(PAGE, "vs", competitors, competitors[0])
     )
     if competitors
     else None
 )
 device_name = cols[2].selectbox(
-    "Device", device_names, index=device_names.index(asked("device", device_names, ALL_DEVICES))
+    "Device", device_names, key=url_state(PAGE, "device", device_names, ALL_DEVICES)
 )
 direction = cols[3].radio(
-    "Direction",
-    DIRECTIONS,
-    index=DIRECTIONS.index(asked("direction", DIRECTIONS, BOTH)),
-    horizontal=True,
+    "Direction", DIRECTIONS, key=url_state(PAGE, "direction", DIRECTIONS, BOTH), horizontal=True
 )
-only_losing = st.toggle("Only where Paddle loses", value=params.get("lose") == "1")
-wanted_op = params.get("op", "")
-st.query_params.clear()
-st.query_params.update(
-    {
-        **({"op": op} if op != ALL_OPS else {}),
-        **({"vs": vs} if vs else {}),
-        **({"device": device_name} if device_name != ALL_DEVICES else {}),
-        **({"direction": direction} if direction != BOTH else {}),
-        **({"lose": "1"} if only_losing else {}),
-    }
+only_losing = st.toggle(
+    "Only where Paddle loses", key=url_value(PAGE, "lose", {"1": True, "0": False}.get, False)
 )
+wanted_op = url_text("op")  # before the page writes it: what the link asked for
+# The defaults (every op, device and direction) are no parameter.
+to_url(PAGE, "op", None if op == ALL_OPS else op)
+to_url(PAGE, "vs", vs)
+to_url(PAGE, "device", None if device_name == ALL_DEVICES else device_name)
+to_url(PAGE, "direction", None if direction == BOTH else direction)
+to_url(PAGE, "lose", "1" if only_losing else None)
 if wanted_op and wanted_op not in op_names:
     st.warning(f"No op named {md_escape(wanted_op)} in the op benchmark results: showing every op.")
 
@@ -247,11 +224,10 @@ if vs is not None:
         time_name = st.radio(
             "Ratio of",
             list(TIMES),
-            index=list(TIMES).index(asked("time", list(TIMES), "total")),
+            key=url_state(PAGE, "time", list(TIMES), "total"),
             horizontal=True,
         )
-        if time_name != "total":
-            st.query_params["time"] = time_name
+        to_url(PAGE, "time", None if time_name == "total" else time_name)
         pairs = ops.history_pairs(view)
         pairs = pairs[pairs.metric == TIMES[time_name]]
         history = query(
@@ -282,8 +258,10 @@ if vs is not None:
                 "One point per Paddle commit: Paddle's value against the other framework's at "
                 "the same commit, else its last value measured before it."
             )
-    elif op == ALL_OPS:
-        st.caption("Pick an op to see its ratio over time by Paddle commit.")
+    else:
+        to_url(PAGE, "time", None)  # no op's history drawn: no time to pick
+        if op == ALL_OPS:
+            st.caption("Pick an op to see its ratio over time by Paddle commit.")
     st.page_link(
         "pages/compare.py",
         label="Every Paddle-against-other-framework pair over time: Compare, Paired variants",
@@ -295,13 +273,7 @@ if vs is not None:
     st.subheader("Where we lose")
     behind = ops.history_pairs(losing if op == ALL_OPS else losing[losing.op == op])
     behind = behind[behind.verdict == "worse"]
-    history = query(
-        queries.op_history,
-        tuple(behind.pair),
-        tuple(int(i) for i in behind.ours_id),
-        tuple(int(i) for i in behind.theirs_id),
-    )
-    lose = losses(history, behind)
+    lose = query(ops.losses, ops.pair_rows(behind))
     if lose.empty:
         st.caption(f"Paddle is at least on par with {md_escape(vs)} on every op shown.")
     else:
@@ -351,6 +323,9 @@ if vs is not None:
                 "link": st.column_config.LinkColumn("source", display_text="open"),
             },
         )
+
+else:
+    to_url(PAGE, "time", None)  # no competitor: no op's history drawn
 
 # -- unmatched ------------------------------------------------------------------------------
 st.subheader("Results without a counterpart")

@@ -3,23 +3,16 @@ PRs and what they did, and how fresh the data is; everything else one click belo
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
 from perfboard import queries
 from perfboard.changes import describe_change
 from perfboard.links import pr_links, safe_https
+from perfboard.queries.labels import params_text
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 SPARK_POINTS = 40
-
-
-def describe_params(params: str) -> str:
-    """'{"batch_size":1,"precision":"int8"}' -> 'batch_size=1, precision=int8'."""
-    values = json.loads(params) if params else {}
-    return ", ".join(f"{k}={v}" for k, v in values.items() if k != "parameters") or "-"
 
 
 def format_value(value: float | None, unit: str, status: str = "ok") -> str:
@@ -51,8 +44,11 @@ for col, (key, label) in zip(st.columns(len(labels)), labels.items(), strict=Tru
     n = totals[key]
     col.metric(label, f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}")
 last = query(queries.last_ingest)
+# An unrecognised document is one error row (line 0), not a line: said apart.
+unread_lines = totals["errors"] - totals["unrecognised"]
 st.caption(
-    f"Last ingest {last:%Y-%m-%d %H:%M} UTC · {totals['errors']} lines could not be read"
+    f"Last ingest {last:%Y-%m-%d %H:%M} UTC · {unread_lines:,} lines could not be read"
+    f" · {totals['unrecognised']:,} documents held no format perfboard knows"
     " (see Ingest errors below)"
     if last is not None
     else "Nothing ingested yet."
@@ -65,17 +61,6 @@ if headline.empty:
 else:
     spark = query(queries.series_points, tuple(int(i) for i in headline.series_id), SPARK_POINTS)
     trends = spark[spark.status == "ok"].groupby("series_id").value.apply(list)
-    headline["series"] = [
-        " · ".join(p for p in (b, m, f, d, describe_params(x)) if p and p != "-")
-        for b, m, f, d, x in zip(
-            headline.benchmark,
-            headline.metric,
-            headline.framework,
-            headline.device,
-            headline.params,
-            strict=True,
-        )
-    ]
     headline["now"] = [
         format_value(v, u) for v, u in zip(headline.latest, headline.unit, strict=True)
     ]
@@ -163,7 +148,7 @@ else:
 
 with st.expander("Latest value of every series"):
     latest = query(queries.latest_per_series, None, 2000)
-    latest["params"] = latest.params.map(describe_params)
+    latest["params"] = latest.params.map(lambda p: params_text(p) or "-")
     latest["latest"] = [
         format_value(v, u, s)
         for v, u, s in zip(latest.latest, latest.unit, latest.status, strict=True)

@@ -8,9 +8,10 @@ import streamlit as st
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query, url_int
+from perfboard.ui import page_data, query, to_url, url_state
 
 X_AXES = {"order": "milestone order", "date": "record date"}
+PAGE = "phases"  # the scope of this page's pickers in the session
 
 st.title("Phases")
 phases = page_data(
@@ -24,19 +25,19 @@ names = {
     int(row.phase_id): f"{row.name} · {row.project or 'no project'} · {row.platform or '-'}"
     for row in phases.itertuples()
 }
-asked = url_int("phase")
-start = ids.index(asked) if asked in ids else 0
-phase_id = st.selectbox("Phase", ids, index=start, format_func=names.__getitem__)
-x_asked = st.query_params.get("x", "order")
+phase_id = st.selectbox(
+    "Phase", ids, key=url_state(PAGE, "phase", ids, ids[0]), format_func=names.__getitem__
+)
 x_by = st.radio(
     "x axis",
     list(X_AXES),
-    index=list(X_AXES).index(x_asked) if x_asked in X_AXES else 0,
+    key=url_state(PAGE, "x", list(X_AXES), "order"),
     format_func=X_AXES.__getitem__,
     horizontal=True,
 )
 # The view is its URL: paste it in a PR comment and it opens here.
-st.query_params.update({"phase": str(phase_id), "x": x_by})
+to_url(PAGE, "phase", phase_id)
+to_url(PAGE, "x", x_by)
 
 phase = phases[phases.phase_id == phase_id].iloc[0]
 table = query(queries.milestones, phase_id)

@@ -15,7 +15,7 @@ import streamlit as st
 from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query, to_url, url_state
+from perfboard.ui import page_data, query, to_url, url_state, url_text
 
 TOP = 30  # bars a chart draws: more than this is not readable as labels
 PARENTS = 20  # nested-event expanders drawn; the rest of the parents share one
@@ -61,9 +61,8 @@ def describe(key: str) -> str:
     return NAMES.get(key, key)
 
 
-params = st.query_params
 for name in ("run", "vs"):
-    asked = params.get(name)
+    asked = url_text(name)
     if asked and asked not in by_key.index:
         st.warning(
             f"The run {md_escape(asked)} in the link (`{name}=`) holds no profile here: "

@@ -8,7 +8,9 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query, url_int
+from perfboard.ui import page_data, query, to_url, url_state
+
+PAGE = "prs"  # the scope of this page's pickers in the session
 
 st.title("Pull requests")
 prs = page_data(
@@ -43,19 +45,17 @@ shown = [
     "note",
 ]
 
-asked = url_int("pr")
-numbers = sorted({int(n) for n in prs.pr_number}, reverse=True)
+numbers = [None, *sorted({int(n) for n in prs.pr_number}, reverse=True)]
 choice = st.selectbox(
     "Pull request",
-    [None, *numbers],
-    index=numbers.index(asked) + 1 if asked in numbers else 0,
+    numbers,
+    key=url_state(PAGE, "pr", numbers, None),
     format_func=lambda n: "every PR" if n is None else f"#{n}",
 )
+to_url(PAGE, "pr", choice)  # every PR: no parameter
 if choice is None:
-    st.query_params.pop("pr", None)
     st.dataframe(prs[shown], hide_index=True, width="stretch", column_config=columns)
 else:
-    st.query_params["pr"] = str(choice)
     mine = prs[prs.pr_number == choice]
     first = mine.iloc[0]
     st.subheader(f"#{choice} · {md_escape(first.pr_repo or 'repository not named')}")

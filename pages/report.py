@@ -10,30 +10,27 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import queries, report
-from perfboard.ui import page_data, query
+from perfboard.ui import page_data, query, to_url, url_state
+
+PAGE = "report"  # the scope of this page's pickers in the session
 
 st.title("Weekly report")
 weeks = page_data(queries.report_weeks, empty="Nothing to report yet: ingest some documents first.")
 mondays = [monday.date() for monday in pd.to_datetime(weeks.monday)]
 labels = [report.week_label(m) for m in mondays]
-asked = st.query_params.get("week", "")
 cols = st.columns([1, 1, 2])
 label = cols[0].selectbox(
-    "Week (weeks with data, newest first)",
-    labels,
-    index=labels.index(asked) if asked in labels else 0,
+    "Week (weeks with data, newest first)", labels, key=url_state(PAGE, "week", labels, labels[0])
 )
-projects = sorted(query(queries.projects).project)
-asked_project = st.query_params.get("project", "")
+projects = [None, *sorted(query(queries.projects).project)]
 project = cols[1].selectbox(
     "Project",
-    [None, *projects],
-    index=projects.index(asked_project) + 1 if asked_project in projects else 0,
+    projects,
+    key=url_state(PAGE, "project", projects, None),
     format_func=lambda p: "every project" if p is None else p,
 )
-st.query_params.update({"week": label} | ({"project": project} if project else {}))
-if not project:
-    st.query_params.pop("project", None)
+to_url(PAGE, "week", label)
+to_url(PAGE, "project", project)  # every project: no parameter
 
 rendered = query(report.render, mondays[labels.index(label)], project)
 archive = io.BytesIO()

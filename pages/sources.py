@@ -7,7 +7,9 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query, url_int
+from perfboard.ui import page_data, query, to_url, url_state, url_value, whole_number
+
+PAGE = "sources"  # the scope of this page's pickers in the session
 
 st.title("Sources")
 sources = page_data(
@@ -25,22 +27,18 @@ st.dataframe(
 
 ids = [int(i) for i in sources.source_id]
 uris = dict(zip(ids, sources.uri, strict=True))
-asked = url_int("source")
 source_id = st.selectbox(
-    "Document",
-    ids,
-    index=ids.index(asked) if asked in ids else 0,
-    format_func=uris.__getitem__,
+    "Document", ids, key=url_state(PAGE, "source", ids, ids[0]), format_func=uris.__getitem__
 )
-asked_line = url_int("line", low=1)  # the widget's own bounds: 1 to 2**53 - 1
 line = st.number_input(
     "Line (empty: every line)",
     min_value=1,
-    value=asked_line,
+    value=None,  # may be emptied (every line); Streamlit takes None beside a key
     step=1,
+    key=url_value(PAGE, "line", whole_number(low=1), None),  # the widget's bounds: 1 to 2**53 - 1
 )
-st.query_params.clear()
-st.query_params.update({"source": str(source_id), **({"line": str(line)} if line else {})})
+to_url(PAGE, "source", source_id)
+to_url(PAGE, "line", line)
 
 row = sources[sources.source_id == source_id].iloc[0]
 link = safe_https(row.url)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
-import pandas as pd
 import streamlit as st
 
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query
+from perfboard.queries.labels import series_label
+from perfboard.ui import page_data, query, to_url, url_list, url_state, url_value
 
 MAX_SERIES = len(charts.OKABE_ITO)  # more lines than colours is not readable
 CHART_POINTS = 4000
@@ -27,14 +25,7 @@ FILTERS = {
 
 
 X_PARAMS = ("batch_size", "seq_len", "threads")  # besides time and version
-
-
-def series_label(row: pd.Series, leave_out: str = "") -> str:
-    """benchmark · framework · device · params: what tells the lines apart."""
-    params = json.loads(row.params) if row.params else {}
-    detail = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("parameters", leave_out))
-    parts = [row.benchmark, row.framework, row.device, detail]
-    return " · ".join(p for p in parts if p)
+PAGE = "trends"  # the scope of this page's pickers in the session
 
 
 def sort_key(value: str) -> tuple[int, float, str]:
@@ -51,41 +42,39 @@ catalog = page_data(
     empty="No series yet: ingest benchmark documents with `python -m ingest auto PATH`.",
 )
 
-params = st.query_params
 metrics = sorted(catalog.metric.unique())
-asked_metric = params.get("metric", "latency")
 metric = st.selectbox(
-    "Metric", metrics, index=metrics.index(asked_metric) if asked_metric in metrics else 0
+    "Metric",
+    metrics,
+    key=url_state(PAGE, "metric", metrics, "latency" if "latency" in metrics else metrics[0]),
 )
+to_url(PAGE, "metric", metric)
 chosen = catalog[catalog.metric == metric]
 cols = st.columns(4)
-picked: dict[str, list[str]] = {}
 shown_filters = 0
 for column, label in FILTERS.items():
     options = sorted((v for v in chosen[column].dropna().astype(str).unique() if v), key=sort_key)
     if len(options) < 2:
-        continue  # nothing to choose between
-    asked = [v for v in params.get(column, "").split(",") if v in options]
-    values = cols[shown_filters % 4].multiselect(label, options, default=asked)
+        to_url(PAGE, column, None)  # nothing to choose between
+        continue
+    values = cols[shown_filters % 4].multiselect(
+        label, options, key=url_list(PAGE, column, options)
+    )
+    to_url(PAGE, column, values)
     shown_filters += 1
     if values:
-        picked[column] = values
         chosen = chosen[chosen[column].astype(str).isin(values)]
 x_choices = ["time", "version"] + [p for p in X_PARAMS if chosen[p].nunique() > 1]
-x_asked = params.get("x", "time")
 x_by = st.radio(
     "x axis",
     x_choices,
     horizontal=True,
-    index=x_choices.index(x_asked) if x_asked in x_choices else 0,
+    key=url_state(PAGE, "x", x_choices, "time"),
     format_func=lambda c: c.replace("_", " "),
 )
-log_scale = st.toggle("Log scale", value=params.get("log") == "1")
-st.query_params.clear()
-st.query_params.update(
-    {"metric": metric, "x": x_by, **({"log": "1"} if log_scale else {})}
-    | {k: ",".join(v) for k, v in picked.items()}
-)
+log_scale = st.toggle("Log scale", key=url_value(PAGE, "log", {"1": True, "0": False}.get, False))
+to_url(PAGE, "x", x_by)
+to_url(PAGE, "log", "1" if log_scale else None)
 
 if chosen.empty:
     st.info("No series matches these filters.")
@@ -93,7 +82,11 @@ if chosen.empty:
 by_param = x_by in X_PARAMS
 chosen = chosen.copy()
 # Along a parameter, the series that differ only in it make one line.
-chosen["series"] = chosen.apply(series_label, axis=1, leave_out=x_by if by_param else "")
+leave_out = (x_by,) if by_param else ()
+chosen["series"] = [
+    series_label(r.benchmark, r.metric, r.framework, r.device, r.params, leave_out)
+    for r in chosen.itertuples()
+]
 lines = sorted(chosen.series.unique(), key=list(chosen.series).index)
 if len(lines) > MAX_SERIES:
     st.caption(

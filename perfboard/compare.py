@@ -3,7 +3,7 @@ Paddle vs a competitor) as derived ratio series, and the attribution of a change
 
 No Streamlit and no SQL here: DataFrames and numpy arrays in, DataFrames out, so every
 number the Compare page shows can be checked in a unit test. Ratios are worded by
-perfboard.report.ratio_words, the one place that decides what "1.44x slower" means.
+perfboard.wording, the one place that decides what "1.44x slower" means.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from perfboard.report import ratio_words
+from perfboard.queries.labels import params_of, params_text
 from perfboard.stats import welch
+from perfboard.wording import PAR, verdict, worded
 
-# ratio_words calls a ratio within 0.5% of 1 "on par"; a pair only loses (and a version
-# is only better or worse) beyond that, so a table and its wording never disagree.
-PAR = 1.005
 SIGNIFICANCE = 0.05
 REFERENCE_PRECISIONS = ("fp32", "float32")
 OURS_FRAMEWORK = "paddle"
@@ -29,35 +27,11 @@ DIMENSIONS = ("precision", "framework")
 # -- words ------------------------------------------------------------------------------------
 
 
-def worded(ratio: float, direction: str, subject: str, other: str) -> str:
-    """ratio_words with another subject than "Paddle": "Paddle int8 3.76x faster than fp32",
-    "B 1.05x faster than A". `ratio` is subject / other."""
-    words = ratio_words(ratio, direction, other)
-    return subject + words.removeprefix("Paddle") if words.startswith("Paddle") else words
-
-
-def verdict(ratio: float, direction: str) -> str:
-    """better / worse / same for a ratio new / old of a metric with this direction."""
-    if ratio is None or pd.isna(ratio) or ratio <= 0:
-        return "–"
-    if max(ratio, 1 / ratio) < PAR:
-        return "same"
-    worse = ratio > 1 if direction == "lower" else ratio < 1
-    return "worse" if worse else "better"
-
-
 def _loses(ratio: float, direction: str) -> bool:
     """ours / theirs is a loss beyond parity, by the metric's direction."""
     if pd.isna(ratio) or ratio <= 0:
         return False
     return ratio >= PAR if direction == "lower" else ratio <= 1 / PAR
-
-
-def series_label(row: object) -> str:
-    """benchmark · metric · framework · device · params, as queries.labels writes it."""
-    params = getattr(row, "params", "") or ""
-    parts = [row.benchmark, row.metric, row.framework, row.device, params]  # type: ignore[attr-defined]
-    return " · ".join(str(p) for p in parts if p and p != "{}")
 
 
 # -- two versions side by side ----------------------------------------------------------------
@@ -146,22 +120,6 @@ def side_by_side(
 # -- paired variants ---------------------------------------------------------------------------
 
 
-def params_of(text: object) -> dict[str, object]:
-    """A series' params JSON as a dict ({} when missing or not an object)."""
-    if not isinstance(text, str) or not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _describe(params: dict[str, object]) -> str:
-    # "parameters" is an op benchmark's whole argument list: too long for a label.
-    return ", ".join(f"{k}={v}" for k, v in params.items() if k != "parameters")
-
-
 def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
     """Pairs of series identical in everything except one dimension.
 
@@ -214,7 +172,7 @@ def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
         ours_rows = data.side == OURS_FRAMEWORK
         theirs_rows = (data.side != OURS_FRAMEWORK) & (data.side != "")
     data["rest"] = rest.map(lambda p: json.dumps(p, sort_keys=True, ensure_ascii=False))
-    data["shared"] = rest.map(_describe)
+    data["shared"] = rest.map(params_text)  # key=value as in a series' label
     ours = data[ours_rows]
     theirs = data[theirs_rows][[*keys, "series_id", "side"]]
     pairs = ours.merge(theirs, on=keys, suffixes=("_ours", "_theirs"))

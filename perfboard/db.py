@@ -21,6 +21,9 @@ from pathlib import Path
 import duckdb
 
 from perfboard import lake
+from perfboard.errors import StoreBusy, StoreError
+
+__all__ = ["StoreBusy", "StoreError", "connect", "open_store", "transaction"]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = ROOT / "data" / "perfboard.duckdb"
@@ -74,6 +77,44 @@ def connect(
         writer_marker(target).unlink(missing_ok=True)
     migrate(conn)
     return conn
+
+
+LOCK_POLL_S = 0.2
+
+
+def open_store(
+    path: Path | str | None = None, *, read_only: bool = False, lock_timeout: float = 30.0
+) -> duckdb.DuckDBPyConnection:
+    """The one way every command, and the dashboard's writes, open the store.
+
+    Waits up to `lock_timeout` s while another writer (an ingest) holds it, then raises
+    StoreBusy; every other failure (no store to read, a bad lake URI, a migration that
+    could not be written, a full disk) is a StoreError whose message names the store
+    (a lake's password hidden) and says what to do. Never anything else.
+    """
+    location = path if path is not None else db_path()
+    target = lake.redacted(location)
+    deadline = time.monotonic() + lock_timeout
+    while True:
+        try:
+            return connect(location, read_only=read_only, lock_timeout=lock_timeout)
+        except StoreError:
+            raise
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():  # not another writer: a full disk, say
+                raise StoreError(f"cannot open {target}: {error}") from None
+            if time.monotonic() >= deadline:
+                raise StoreBusy(
+                    f"cannot open {target}: {error}. Another ingest may be running;"
+                    " wait for it or raise --lock-timeout"
+                ) from None
+            time.sleep(LOCK_POLL_S)
+        except FileNotFoundError as error:
+            raise StoreError(str(error)) from None
+        except (duckdb.Error, OSError, RuntimeError) as error:
+            # A migration that could not be written, a folder that cannot be made, a
+            # store newer than this code (RuntimeError from migrate).
+            raise StoreError(f"cannot open {target}: {error}") from None
 
 
 # A writer waiting for the file's lock touches this file at each try. A busy dashboard's
@@ -177,7 +218,7 @@ def _migrate(conn: duckdb.DuckDBPyConnection, ddl: Callable[[str], str]) -> list
         with transaction(conn):
             conn.execute(ddl(migration.path.read_text(encoding="utf-8")))
             conn.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 [migration.version, migration.name, datetime.now(UTC).replace(tzinfo=None)],
             )
         applied.append(migration.version)

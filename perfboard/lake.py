@@ -31,6 +31,8 @@ from pathlib import Path
 
 import duckdb
 
+from perfboard.errors import StoreError
+
 PREFIX = "ducklake:"
 ALIAS = "perfboard_lake"  # the attached lake's name; `USE` makes it the default
 EXTENSIONS = ("postgres_scanner", "ducklake")
@@ -39,7 +41,7 @@ WRITERS_LOCK_KEY = 0x70657266626F617264 & 0x7FFF_FFFF_FFFF_FFFF
 LOCK_POLL_S = 0.05
 
 
-class LakeError(Exception):
+class LakeError(StoreError):
     """The lake cannot be used as configured (a missing extension, a bad URI)."""
 
 
@@ -120,6 +122,7 @@ _writers: dict[int, tuple[str, float]] = {}
 
 def open_writer(location: str, lock_timeout: float) -> duckdb.DuckDBPyConnection:
     """A connection of its own for a writer (an ingest, a triage): the lake attached."""
+    conninfo(location)  # a bad URI fails here, before extensions are looked for
     conn = duckdb.connect()
     load_extensions(conn)
     # The first ATTACH of a new lake creates its catalog tables: writers starting at once
@@ -157,6 +160,7 @@ def open_reader(location: str) -> duckdb.DuckDBPyConnection:
     with _readers_lock:
         shared = _readers.get(location)
         if shared is None:
+            conninfo(location)
             shared = duckdb.connect()
             load_extensions(shared)
             try:
@@ -242,10 +246,20 @@ class WritersLock:
         self._conn = None
 
     def acquire(self, timeout: float) -> None:
-        import psycopg  # only lake writers need it (requirements-lake.txt)
-
+        try:
+            import psycopg  # only lake writers need it (requirements-lake.txt)
+        except ImportError:
+            raise LakeError(
+                "a lake's writers need psycopg: install requirements-lake.txt"
+            ) from None
         if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(self._conninfo, autocommit=True)
+            try:
+                self._conn = psycopg.connect(self._conninfo, autocommit=True)
+            except psycopg.Error as error:
+                # Redacted: a malformed connection string may be quoted back in part.
+                raise LakeError(
+                    f"cannot reach the lake's catalog: {redacted(str(error).strip())}"
+                ) from None
         deadline = time.monotonic() + timeout
         while True:
             (taken,) = self._conn.execute(

@@ -5,7 +5,7 @@ DataFrames out. The pairing is compare.pair_series's (Paddle against every other
 on series identical but for the framework), fed each series' op config instead of its
 whole params, so two results match by the op benchmark's own name and config id, never by
 the free-text argument list beside it. Ratios are Paddle / other and worded by
-report.ratio_words; losses are compare.verdict's "worse" and their history is
+wording.ratio_words; losses are wording.verdict's "worse" and their history is
 compare.where_we_lose's: one rule for every page.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 
 from perfboard import compare
 from perfboard.model import canonical_json
-from perfboard.report import ratio_words
+from perfboard.wording import ratio_words, verdict
 
 OURS = compare.OURS_FRAMEWORK
 SPEED_METRICS = ("total_time", "gpu_time")
@@ -148,7 +148,7 @@ def match(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     matched: one row per op, direction (task), device, config and competitor, with
     Paddle's and the competitor's latest total_time and gpu_time, the ratios Paddle /
     other (ratio_total, ratio_gpu), their words ("Paddle 1.44x slower than tensorflow")
-    and verdicts (worse, better, same: compare.verdict), loses (total, else GPU, worse),
+    and verdicts (worse, better, same: wording.verdict), loses (total, else GPU, worse),
     the series pair behind each ratio (pair_*, ours_id_*, theirs_id_*: for the history),
     and the op's accuracy check (consistent, diff, or None when not checked) with its
     max_diff. Largest total loss first.
@@ -193,9 +193,7 @@ def _matched(comparable: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
         ratio_words(r, d, t)
         for r, d, t in zip(data.ratio, data.direction, data.theirs, strict=True)
     ]
-    data["verdict"] = [
-        compare.verdict(r, d) for r, d in zip(data.ratio, data.direction, strict=True)
-    ]
+    data["verdict"] = [verdict(r, d) for r, d in zip(data.ratio, data.direction, strict=True)]
     key = [*_ROW_KEY, "theirs"]
     rows = data.drop_duplicates(key, keep="last")[
         [*key, "op", "config", "parameters", "unit", "direction"]
@@ -399,27 +397,29 @@ def _why(result: Any, same_op: pd.DataFrame | None) -> str:
 # -- where we lose, and since when ------------------------------------------------------------
 
 
+# What losses reads of history_pairs' rows: each pair's identity, beside its history.
+LOSS_PAIR_COLUMNS = (
+    "pair",
+    "ours_id",
+    "theirs_id",
+    "metric",
+    "op",
+    "benchmark",
+    "task",
+    "device",
+    "config",
+    "theirs",
+    "unit",
+    "direction",
+)
+
+
 def history_pairs(matched: pd.DataFrame) -> pd.DataFrame:
     """The series pairs behind matched rows, one per row and metric: pair (its label),
     ours_id, theirs_id, metric, the row's identity (op, benchmark, task, device, config,
     theirs, unit, direction), the latest ratio's verdict, and line (line_label: the pair
     among one op's). What queries.op_history takes, and what its rows join back to."""
-    columns = [
-        "pair",
-        "ours_id",
-        "theirs_id",
-        "metric",
-        "op",
-        "benchmark",
-        "task",
-        "device",
-        "config",
-        "theirs",
-        "unit",
-        "direction",
-        "verdict",
-        "line",
-    ]
+    columns = [*LOSS_PAIR_COLUMNS, "verdict", "line"]
     parts = []
     for metric, name in (("total_time", "total"), ("gpu_time", "gpu")):
         part = matched.dropna(subset=[f"ours_id_{name}", f"theirs_id_{name}"])
@@ -528,7 +528,7 @@ def losing_since(history: pd.DataFrame) -> pd.DataFrame:
     # point loses (the only ones it can return) are worth the walk.
     last = data.groupby("pair", sort=False).tail(1)
     losing = last.pair[
-        [compare.verdict(r, d) == "worse" for r, d in zip(last.ratio, last.direction, strict=True)]
+        [verdict(r, d) == "worse" for r, d in zip(last.ratio, last.direction, strict=True)]
     ]
     data = data[data.pair.isin(set(losing))]
     if data.empty:
@@ -544,3 +544,29 @@ def losing_since(history: pd.DataFrame) -> pd.DataFrame:
     lose["commits"] = lose.losing_points.astype(int)
     lose["metric"] = lose.metric.map(lambda m: METRIC_NAMES.get(m, m))
     return lose[columns].reset_index(drop=True)
+
+
+def pair_rows(pairs: pd.DataFrame) -> tuple[tuple[Any, ...], ...]:
+    """history_pairs' rows as tuples of LOSS_PAIR_COLUMNS, of plain Python values (None
+    for a missing one): losses' argument, which ui.query keys its cache on (a frame is
+    not hashable, and NaN is not equal to itself)."""
+    frame = pairs[list(LOSS_PAIR_COLUMNS)].astype(object)
+    frame = frame.where(frame.notna(), None)
+    return tuple(frame.itertuples(index=False, name=None))
+
+
+def losses(conn: duckdb.DuckDBPyConnection, pairs: tuple[tuple[Any, ...], ...]) -> pd.DataFrame:
+    """losing_since of these pairs (pair_rows of history_pairs): their history by Paddle
+    commit read, then walked. Asked through ui.query, so that the walk (in Python, over
+    every losing pair's points) is cached on the store's data version in the one
+    byte-bounded cache, like every other result a page shows."""
+    from perfboard.queries.ops import op_history  # imports this module's neighbours
+
+    frame = pd.DataFrame(list(pairs), columns=list(LOSS_PAIR_COLUMNS))
+    history = op_history(
+        conn,
+        tuple(frame.pair),
+        tuple(int(i) for i in frame.ours_id),
+        tuple(int(i) for i in frame.theirs_id),
+    )
+    return losing_since(history.merge(frame, on="pair"))

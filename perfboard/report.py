@@ -1,7 +1,9 @@
 """The weekly report: what one ISO week changed, written for the team's tracking issue.
 
-    python -m perfboard.report [--week 2020-W06] [--project P] --format md|html [--out DIR]
+    python -m perfboard report [--week 2020-W06] [--project P] --format md|html [--out DIR]
                                [--post https://github.com/OWNER/REPO/issues/N]
+
+(perfboard/cli.py is the command; `python -m perfboard.report` still runs it.)
 
 `build` reads the store into a Report (sections of tables and charts; every piece of
 text from a document or from GitHub is kept as data); `to_markdown` and `to_html` write
@@ -14,11 +16,9 @@ escaping. `--week` defaults to the last full ISO week.
 
 from __future__ import annotations
 
-import argparse
 import html
 import math
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -29,9 +29,10 @@ import duckdb
 import pandas as pd
 from altair.utils.data import to_values
 
-from perfboard import charts, db, queries
+from perfboard import charts, queries
 from perfboard.links import pr_link, pr_url, safe_https
 from perfboard.markup import md_escape
+from perfboard.wording import ratio_words
 
 CHART_WIDTH = 640  # px: fits a GitHub comment, a mail and an A4 page
 
@@ -149,21 +150,6 @@ def _pr(repo: object, number: object, url: object = None) -> Link:
         f"{repo}#{int(number)}" if repo else f"#{int(number)}",
         pr_link(url, repo, number),
     )  # type: ignore[arg-type]
-
-
-def ratio_words(ratio: float, direction: str, other: str) -> str:
-    """ "Paddle 1.44x slower than tensorflow": a ratio with its direction, never bare.
-
-    `ratio` is Paddle / other; `direction` is the metric's (lower or higher is better).
-    """
-    if pd.isna(ratio) or ratio <= 0:
-        return "–"
-    factor = ratio if ratio >= 1 else 1 / ratio
-    if factor < 1.005:
-        return f"Paddle on par with {other}"
-    worse_word, better_word = ("slower", "faster") if direction == "lower" else ("lower", "higher")
-    worse = ratio > 1 if direction == "lower" else ratio < 1
-    return f"Paddle {factor:.2f}x {worse_word if worse else better_word} than {other}"
 
 
 def build(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None = None) -> Report:
@@ -371,7 +357,7 @@ def _gaps(conn, start, end, project) -> Section:  # type: ignore[no-untyped-def]
         [
             g.benchmark,
             g.metric,
-            g.params if g.params != "{}" else "",
+            queries.labels.params_text(g.params),  # key=value, as in a series' label
             f"{_num(g.paddle)} / {_num(g.other)} {g.unit}",
             ratio_words(g.ratio, g.direction, g.competitor),
             ratio_words(g.ratio_before, g.direction, g.competitor)
@@ -491,7 +477,9 @@ def _inline(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 def write_pngs(report: Report, folder: Path) -> Callable[[Chart], str]:
     """An `images` for to_markdown that draws each chart to a PNG in `folder`."""
-    import vl_convert as vlc
+    from perfboard.fonts import vl_convert
+
+    vlc = vl_convert()
 
     def draw(chart: Chart) -> str:
         name = f"{report.stem}-{chart.name}.png"
@@ -531,7 +519,9 @@ def _html_cell(cell: Cell) -> str:
 
 def to_html(report: Report) -> str:
     """One self-contained HTML file: inline CSS and SVG charts; no script, no fetch."""
-    import vl_convert as vlc
+    from perfboard.fonts import vl_convert
+
+    vlc = vl_convert()
 
     out = [
         "<!DOCTYPE html>",
@@ -564,60 +554,16 @@ def to_html(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
-# -- the command -------------------------------------------------------------------------------
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m perfboard.report", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--week", help="ISO week, e.g. 2020-W06 (default: the last full week)")
-    parser.add_argument("--project", help="only this project")
-    parser.add_argument("--format", choices=("md", "html"), default="md")
-    parser.add_argument("--out", type=Path, default=Path("."), help="folder to write into")
-    parser.add_argument("--post", metavar="ISSUE_URL", help="post the Markdown as a comment")
-    parser.add_argument("--api-url", help="GitHub API (default: GITHUB_API_URL or api.github.com)")
-    parser.add_argument("--db", type=Path, help="database file (default: PERFBOARD_DB)")
-    args = parser.parse_args(argv)
-    from ingest.github import GitHubError  # the client of --post
-
-    started = time.perf_counter()
-    try:
-        monday = parse_week(args.week) if args.week else last_full_week()
-        path = args.db or db.db_path()
-        if not db.exists(path):
-            raise ValueError(f"no database at {path}")
-        conn = db.connect(path, read_only=True)
-        try:
-            report = build(conn, monday, args.project)
-        finally:
-            conn.close()
-        args.out.mkdir(parents=True, exist_ok=True)
-        if args.format == "md":
-            text = to_markdown(report, write_pngs(report, args.out))
-        else:
-            text = to_html(report)
-        target = args.out / f"{report.stem}.{args.format}"
-        target.write_text(text, encoding="utf-8")
-        print(f"wrote {target} in {time.perf_counter() - started:.2f} s", file=sys.stderr)
-        if args.post:
-            print(f"posted: {post(report, args.post, args.api_url)}", file=sys.stderr)
-    except (ValueError, OSError, duckdb.Error) as error:
-        print(f"perfboard.report: {error}", file=sys.stderr)
-        return 2
-    except GitHubError as error:  # the report is written; only the post failed
-        print(f"perfboard.report: {error}", file=sys.stderr)
-        return 1
-    return 0
+# -- posting it -------------------------------------------------------------------------------
 
 
 def post(report: Report, issue_url: str, api_url: str | None = None) -> str:
     """Post the report's Markdown (charts left out: the API takes no images) as a comment
     on the team's tracking issue; returns the comment's URL."""
-    from ingest import github
+    from perfboard import github_api  # requests: only when posting
 
-    repo, number = github.parse_issue_url(issue_url)
-    client = github.GitHubClient(api_url)
+    repo, number = github_api.parse_issue_url(issue_url)
+    client = github_api.GitHubClient(api_url)
     body = (
         to_markdown(report)
         + "\n_Charts: in the HTML report, or the PNG files beside the Markdown._\n"
@@ -626,8 +572,11 @@ def post(report: Report, issue_url: str, api_url: str | None = None) -> str:
     return str(comment.get("html_url", ""))
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def main(argv: list[str] | None = None) -> int:
+    """`python -m perfboard.report ...`: the same as `python -m perfboard report ...`."""
+    from perfboard import cli
+
+    return cli.main(["report", *(sys.argv[1:] if argv is None else argv)])
 
 
 @dataclass(slots=True)
@@ -642,7 +591,9 @@ class Rendered:
 
 
 def render(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None) -> Rendered:
-    import vl_convert as vlc
+    from perfboard.fonts import vl_convert
+
+    vlc = vl_convert()
 
     report = build(conn, monday, project)
     images: dict[str, bytes] = {}
@@ -653,3 +604,7 @@ def render(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None) -
         return name
 
     return Rendered(report.title, report.stem, to_markdown(report, keep), to_html(report), images)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

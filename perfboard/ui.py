@@ -13,7 +13,6 @@ app.py runs before any page.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +21,7 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from perfboard import db, lake
+from perfboard import db, errors, lake
 from perfboard.markup import md_escape
 from perfboard.result_cache import ResultCache
 
@@ -60,6 +59,9 @@ def query(fn: Callable[..., T], *args: Any) -> T:
         return RESULTS.get(key, db.data_version(path), lambda: _read(fn, path, args))
     except FileNotFoundError:  # a lake that no ingest has written yet
         raise StoreMissing(lake.redacted(path)) from None
+    except errors.StoreError as error:  # a PERFBOARD_DB the store cannot be opened with
+        st.error(f"The store cannot be read: {md_escape(str(error))}")
+        st.stop()
     except duckdb.CatalogException:
         # A store made by an older perfboard: the dashboard only reads, so it cannot
         # migrate it; say how.
@@ -99,42 +101,74 @@ def missing_store_notice(path: str) -> None:
     )
 
 
-class StoreBusy(Exception):
+class StoreBusy(errors.StoreBusy):
     """An ingest held the store for longer than a person should wait on a click."""
 
 
 def write(fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
-    """Run one write (a triage) on the store: opened read-write for this call only,
-    waiting up to `timeout` s for an ingest to let go of it, else StoreBusy (the page
-    keeps what the person typed, so nothing is lost)."""
-    path = db.db_path()
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            conn = db.connect(path)
-            break
-        except duckdb.IOException:
-            if time.monotonic() >= deadline:
-                raise StoreBusy(
-                    "an ingest is writing to the store; try again in a moment"
-                ) from None
-            time.sleep(0.2)
+    """Run one write (a triage) on the store: opened read-write for this call only
+    (db.open_store, as every command opens it), waiting up to `timeout` s for an ingest
+    to let go of it, else StoreBusy (the page keeps what the person typed, so nothing is
+    lost). Any other failure to open it is the StoreError that says why."""
+    try:
+        conn = db.open_store(lock_timeout=timeout)
+    except errors.StoreBusy:
+        raise StoreBusy("an ingest is writing to the store; try again in a moment") from None
     try:
         return fn(conn, *args)
     finally:
         conn.close()
 
 
-def url_int(param: str, low: int = 0, high: int = 2**53 - 1) -> int | None:
-    """Query parameter `param` as a whole number from low to high, else None. A link is
-    anyone's text: "²" is a digit to str.isdigit but not to int, 5,000 digits are past
-    int's limit, and a browser number holds 2**53 at most; each opens the default view
-    rather than an error."""
-    text = st.query_params.get(param, "")
+# -- the URL ------------------------------------------------------------------------------
+# Every page keeps its view in the URL one way: a widget's session key comes from
+# url_state, url_value or url_list (which read the URL), and to_url writes its value back.
+# Pages read st.query_params through these only, so a link means the same on every page.
+
+_UNSET = object()  # a widget the session holds no value of yet
+
+
+def _whole(text: str, low: int, high: int) -> int | None:
+    # A link is anyone's text: "²" is a digit to str.isdigit but not to int, 5,000 digits
+    # are past int's limit, and a browser number holds 2**53 at most.
     if not (text.isascii() and text.isdigit() and len(text) <= 16):
         return None
     value = int(text)
     return value if low <= value <= high else None
+
+
+def url_int(param: str, low: int = 0, high: int = 2**53 - 1) -> int | None:
+    """Query parameter `param` as a whole number from low to high, else None: each text
+    that is not one opens the default view rather than an error."""
+    return _whole(st.query_params.get(param, ""), low, high)
+
+
+def url_text(param: str) -> str:
+    """Query parameter `param` as the link gave it ("" when absent): for what a page says
+    about the link itself (an op it does not know); a widget's value comes from
+    url_state, url_value or url_list."""
+    return st.query_params.get(param, "")
+
+
+def _bind(scope: str, param: str, parse: Callable[[str], Any], fix: Callable[[Any], Any]) -> str:
+    """The session key of the widget for `param`: set from the URL when the URL says
+    something the page did not write itself (`parse`: its text as a value of the widget,
+    or None when it is not one), then made a value the widget takes (`fix`)."""
+    widget, written = f"{scope}:{param}", f"{scope}:{param}:in_url"
+    wanted = st.query_params.get(param)
+    if wanted is not None and wanted != st.session_state.get(written):
+        try:
+            value = parse(wanted)
+        except ValueError:  # a date or a number that is not one
+            value = None
+        if value is not None:
+            st.session_state[widget] = value
+    current = st.session_state.get(widget, _UNSET)
+    fixed = fix(current)
+    # Set only when it changes: a pick the person just made stays as the widget set it.
+    if current is _UNSET or fixed != current:
+        st.session_state[widget] = fixed
+    return widget
 
 
 def url_state(scope: str, param: str, options: Sequence[Any], default: Any) -> str:
@@ -147,19 +181,58 @@ def url_state(scope: str, param: str, options: Sequence[Any], default: Any) -> s
     when it says something the page did not write itself: a link followed, an address
     typed. `scope` (the page) keeps pages that share a parameter name apart.
     """
-    widget, written = f"{scope}:{param}", f"{scope}:{param}:in_url"
     by_text = {str(option): option for option in options}
-    wanted = st.query_params.get(param)
-    if wanted in by_text and wanted != st.session_state.get(written):
-        st.session_state[widget] = by_text[wanted]
-    if st.session_state.get(widget) not in options:
-        st.session_state[widget] = default
-    return widget
+    return _bind(scope, param, by_text.get, lambda v: v if v in options else default)
+
+
+def url_value(
+    scope: str,
+    param: str,
+    parse: Callable[[str], Any],
+    default: Any,
+    fits: Callable[[Any], bool] = lambda _: True,
+) -> str:
+    """url_state for a widget without a list of options (a date, a number, a toggle):
+    `parse` makes the URL's text a value the widget takes (None, or ValueError, when it is
+    not one), `fits` says whether a value the session holds still suits the widget (a date
+    inside its bounds, say); `default` otherwise."""
+    return _bind(scope, param, parse, lambda v: v if v is not _UNSET and fits(v) else default)
+
+
+def url_list(scope: str, param: str, options: Sequence[Any]) -> str:
+    """url_state for a multiselect: `param` is the picks, comma-separated; a pick that is
+    not among `options` (any more) is dropped, nothing picked is the default."""
+    by_text = {str(option): option for option in options}
+
+    def parse(text: str) -> list[Any]:
+        return [by_text[t] for t in text.split(",") if t in by_text]
+
+    def fix(value: Any) -> list[Any]:
+        return [v for v in value if v in options] if isinstance(value, list) else []
+
+    return _bind(scope, param, parse, fix)
+
+
+def url_reset(scope: str, *params: str) -> None:
+    """Forget the session's picks of these parameters, so that their defaults apply on
+    this run (the view they belong to changed) and the URL the page wrote does not bring
+    them back."""
+    for param in params:
+        st.session_state.pop(f"{scope}:{param}", None)
+
+
+def whole_number(low: int = 0, high: int = 2**53 - 1) -> Callable[[str], int | None]:
+    """url_value's parse of a whole number from low to high (as url_int reads one)."""
+    return lambda text: _whole(text, low, high)
 
 
 def to_url(scope: str, param: str, value: Any) -> None:
-    """Put a picker's value in the URL (and remember that the page wrote it)."""
-    text = "" if value is None else str(value)
+    """Put a widget's value in the URL (and remember that the page wrote it): a list
+    comma-separated; None, "" or an empty list leave `param` out."""
+    if isinstance(value, list | tuple):
+        text = ",".join(str(v) for v in value)
+    else:
+        text = "" if value is None else str(value)
     st.session_state[f"{scope}:{param}:in_url"] = text
     if text:
         st.query_params[param] = text

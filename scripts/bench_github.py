@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest import github  # noqa: E402
-from perfboard import db  # noqa: E402
+from perfboard import db, github_api  # noqa: E402
 from tests.github_fake import FakeGitHub  # noqa: E402
 
 REPO = "PaddlePaddle/Paddle"
@@ -37,8 +37,8 @@ def main() -> int:
             fake.add_pull(REPO, number, title=f"change {number}")
 
         def sync(label: str, run) -> None:  # type: ignore[no-untyped-def]
-            client = github.GitHubClient(
-                fake.base_url, token="t" * 40, cache=github.DuckDBCache(conn)
+            client = github_api.GitHubClient(
+                fake.base_url, token="t" * 40, cache=github_api.DuckDBCache(conn)
             )
             started = time.perf_counter()
             result = run(client)

@@ -118,8 +118,11 @@ def browser_times(db: Path, repeat: int) -> dict[str, tuple[float, float]]:
                 executable_path=CHROMIUM,
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
             )
+            # A chart, a table, or the notice a page draws in their place (Compare's
+            # Paired variants finds no pair on the synthetic store): its first content.
             drawn = (
-                ".vega-embed canvas, .vega-embed svg, [data-testid='stDataFrame'] canvas, iframe"
+                ".vega-embed canvas, .vega-embed svg, [data-testid='stDataFrame'] canvas,"
+                " iframe, [data-testid='stAlertContainer']"
             )
             # One context: the app's scripts come from its cache after the first load, as
             # for a teammate who opens the dashboard every morning.

@@ -158,7 +158,7 @@ def test_detect_command(store: Path, capsys: pytest.CaptureFixture[str]) -> None
     out, err = capsys.readouterr()
     rows = [json.loads(line) for line in out.splitlines()]
     assert [round(r["change_pct"]) for r in rows] == [-5, -5, -12, -12]
-    assert rows[0]["series"].startswith("ernie · ernie · latency · paddle · Tesla P4")
+    assert rows[0]["series"].startswith("ernie · latency · paddle · Tesla P4 · batch_size=")
     assert "2 series examined, 4 change points, 0 too noisy" in err
     assert perfboard_main(["detect", "--db", str(store.with_name("none.duckdb"))]) == 2
 

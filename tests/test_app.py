@@ -443,3 +443,44 @@ def test_a_pr_view_sets_the_claimed_effect_beside_the_measured_one(
     assert claimed.source.iloc[0] == "data/samples/paddle-pr-22494_2020-02-07_nhzlx_description.md"
     measured_step = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22424")
     assert "No claim read" in all_text(measured_step)  # #22424's own text is not in the store
+
+
+def test_report_and_trends_keep_every_pick_in_the_url(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    """Every page keeps its view in the URL one way (ui.url_state and its kin, to_url): a
+    link opens the view it names, each pick is written back, a default is no parameter."""
+    at = run_page(monkeypatch, demo_db, "pages/report.py", week="2020-W06", project="ernie")
+    assert [s.value for s in at.selectbox] == ["2020-W06", "ernie"]
+    at.selectbox[1].set_value(None).run()  # every project
+    assert dict(at.query_params) == {"week": "2020-W06"}
+    at.selectbox[1].set_value("bert-qat").run()
+    assert dict(at.query_params) == {"week": "2020-W06", "project": "bert-qat"}
+
+    trends = run_page(
+        monkeypatch, demo_db, "pages/trends.py", metric="latency", benchmark="ernie", log="1"
+    )
+    assert [t.value for t in trends.toggle] == [True]
+    next(m for m in trends.multiselect if m.label == "seq len").set_value(["512"]).run()
+    assert dict(trends.query_params) == {
+        "metric": "latency",
+        "x": "time",
+        "log": "1",
+        "benchmark": "ernie",
+        "seq_len": "512",
+    }
+    trends.toggle[0].set_value(False).run()
+    next(m for m in trends.multiselect if m.label == "model / op").set_value([]).run()
+    assert dict(trends.query_params) == {"metric": "latency", "x": "time", "seq_len": "512"}
+
+
+def test_a_line_typed_on_the_sources_page_goes_in_the_url(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/sources.py")
+    assert at.number_input[0].value is None  # every line
+    assert set(at.query_params) == {"source"}
+    at.number_input[0].set_value(8).run()
+    assert at.query_params["line"] == "8"
+    at.number_input[0].set_value(None).run()
+    assert "line" not in at.query_params

@@ -149,3 +149,21 @@ def test_explain_page_on_two_points_of_a_series_without_profiles(
     assert not at.exception
     texts = [i.value for i in at.info]
     assert any("Nothing to go on" in t or "No series has two" in t for t in texts) or at.dataframe
+
+
+def test_explain_page_opens_the_runs_its_link_names(
+    fusion: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = db.connect(fusion, read_only=True)
+    [key] = list(queries.alerts(conn).alert_key)
+    conn.close()
+    picked = run_page(monkeypatch, fusion, "pages/explain.py", alert=key)
+    runs = {s.label: s.value for s in picked.selectbox if s.label.startswith("Profile run")}
+    before, after = runs["Profile run A (before)"], runs["Profile run B (after)"]
+    assert before and after and before != after  # the nearest profile on either side
+    assert dict(picked.query_params) == {"alert": key, "run": before, "vs": after}
+    # A link that names the runs opens them (here the other way round), and says so.
+    swapped = run_page(monkeypatch, fusion, "pages/explain.py", alert=key, run=after, vs=before)
+    runs = {s.label: s.value for s in swapped.selectbox if s.label.startswith("Profile run")}
+    assert (runs["Profile run A (before)"], runs["Profile run B (after)"]) == (after, before)
+    assert dict(swapped.query_params) == {"alert": key, "run": after, "vs": before}

@@ -301,10 +301,11 @@ def test_versions_resolve_to_commit_pr_and_release(store, paddle, tmp_path) -> N
         {**record, "version": "v1.5", "time": "2020-02-03T00:00:00Z", "value": 9.4},
     ]
     results.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    from ingest.cli import ingest_one
+    from ingest import pipeline
     from perfboard.model import DocMeta
 
-    assert ingest_one(store, results, "results", DocMeta(uri=str(results))).outcome == "added"
+    doc = pipeline.Document(DocMeta(uri=str(results)), "results", path=results)
+    assert pipeline.ingest(store, doc).outcome == "added"
     series = store.execute("SELECT series_id FROM series").fetchall()
     points = queries.series_points(store, tuple(s[0] for s in series))
     by_value = {row.value: row for row in points.itertuples()}

@@ -11,7 +11,7 @@ import pytest
 
 from ingest import github
 from ingest.cli import main
-from perfboard import db
+from perfboard import db, github_api
 from tests.github_fake import FakeGitHub
 
 REPO = "PaddlePaddle/Paddle"
@@ -33,12 +33,12 @@ def store(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def client_for(
     fake: FakeGitHub, conn: duckdb.DuckDBPyConnection, **options: object
-) -> github.GitHubClient:
+) -> github_api.GitHubClient:
     naps: list[float] = []
-    client = github.GitHubClient(
+    client = github_api.GitHubClient(
         fake.base_url,
         token=TOKEN,
-        cache=github.DuckDBCache(conn),
+        cache=github_api.DuckDBCache(conn),
         sleep=naps.append,  # type: ignore[arg-type]
         **options,  # type: ignore[arg-type]
     )
@@ -53,16 +53,16 @@ def test_requests_carry_the_api_headers_and_the_token(
     client_for(fake, store).get(f"repos/{REPO}/pulls/22486")
     (request,) = fake.requests
     assert request.headers["accept"] == "application/vnd.github+json"
-    assert request.headers["x-github-api-version"] == github.API_VERSION
+    assert request.headers["x-github-api-version"] == github_api.API_VERSION
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
 
 
 def test_the_api_url_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_API_URL", "https://github.example.corp/api/v3/")
-    assert github.api_url() == "https://github.example.corp/api/v3"
-    assert github.api_url("https://ghe.example/api/v3") == "https://ghe.example/api/v3"
-    with pytest.raises(github.GitHubError, match="must be https"):
-        github.api_url("http://ghe.example/api/v3")
+    assert github_api.api_url() == "https://github.example.corp/api/v3"
+    assert github_api.api_url("https://ghe.example/api/v3") == "https://ghe.example/api/v3"
+    with pytest.raises(github_api.GitHubError, match="must be https"):
+        github_api.api_url("http://ghe.example/api/v3")
 
 
 def test_all_syncs_incrementally_by_update_time(
@@ -124,7 +124,7 @@ def test_rate_limits_are_waited_out_when_short_and_reported_when_long(
 
     later = str(int(time.time()) + 3600)
     fake.fail_next(403, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": later})
-    with pytest.raises(github.GitHubError, match=r"rate limit reached .* try again in \d+ s"):
+    with pytest.raises(github_api.GitHubError, match=r"rate limit reached .* try again in \d+ s"):
         client_for(fake, store).get(f"repos/{REPO}/pulls/1")
 
 
@@ -138,7 +138,7 @@ def test_server_errors_and_timeouts_are_retried(
     assert client.get(f"repos/{REPO}/pulls/1").data["number"] == 1
     assert client.requests_made == 3
     fake.fail_next(500, times=5)
-    with pytest.raises(github.GitHubError, match="answered 500"):
+    with pytest.raises(github_api.GitHubError, match="answered 500"):
         client_for(fake, store, max_retries=2).get(f"repos/{REPO}/pulls/1")
 
 
@@ -146,20 +146,20 @@ def test_clear_errors_never_show_the_token(
     fake: FakeGitHub, store: duckdb.DuckDBPyConnection
 ) -> None:
     fake.add_pull(REPO, 1)
-    wrong = github.GitHubClient(fake.base_url, token="ghp_wrong_but_secret")
-    with pytest.raises(github.GitHubError) as refused:
+    wrong = github_api.GitHubClient(fake.base_url, token="ghp_wrong_but_secret")
+    with pytest.raises(github_api.GitHubError) as refused:
         wrong.get(f"repos/{REPO}/pulls/1")
     assert "401" in str(refused.value) and "20 characters" in str(refused.value)
     assert "ghp_wrong_but_secret" not in str(refused.value)
     fake.fail_next(
         502, headers={"Content-Type": "text/html"}, body="<html>Unicorn!</html>", times=4
     )
-    with pytest.raises(github.GitHubError, match="text/html, not JSON"):
+    with pytest.raises(github_api.GitHubError, match="text/html, not JSON"):
         client_for(fake, store).get(f"repos/{REPO}/pulls/1")
-    with pytest.raises(github.NotFound, match="not found on GitHub"):
+    with pytest.raises(github_api.NotFound, match="not found on GitHub"):
         client_for(fake, store).get(f"repos/{REPO}/pulls/404")
     fake.deep_page_limit = 1
-    with pytest.raises(github.GitHubError, match="422"):
+    with pytest.raises(github_api.GitHubError, match="422"):
         client_for(fake, store).get(f"repos/{REPO}/pulls", {"page": 5})
 
 
@@ -173,14 +173,14 @@ def test_a_sync_interrupted_at_a_page_boundary_stores_nothing_and_the_next_start
     real_get = client.get
     calls = []
 
-    def get_until_cut(*args: object, **kwargs: object) -> github.Answer:
+    def get_until_cut(*args: object, **kwargs: object) -> github_api.Answer:
         calls.append(args)
         if len(calls) == fail_at:
-            raise github.GitHubError("connection lost")  # the sync dies before page fail_at
+            raise github_api.GitHubError("connection lost")  # the sync dies before page fail_at
         return real_get(*args, **kwargs)  # type: ignore[arg-type]
 
     client.get = get_until_cut  # type: ignore[method-assign]
-    with pytest.raises(github.GitHubError, match="connection lost"):
+    with pytest.raises(github_api.GitHubError, match="connection lost"):
         github.sync_all(store, client, REPO)
     assert store.execute("SELECT count(*) FROM pull_requests").fetchone()[0] == 0
     assert store.execute("SELECT count(*) FROM http_cache").fetchone()[0] == 0
@@ -260,7 +260,7 @@ def test_an_issue_and_its_comments_are_read_as_documents(
     fake.requests.clear()
     assert main(args) == 0  # nothing changed: every request answered 304
     assert fake.count(status=304) == len(fake.requests) == 2
-    with pytest.raises(github.GitHubError, match="not an issue URL"):
+    with pytest.raises(github_api.GitHubError, match="not an issue URL"):
         github.sync_issue(
-            duckdb.connect(), github.GitHubClient(fake.base_url), "https://example.com/x"
+            duckdb.connect(), github_api.GitHubClient(fake.base_url), "https://example.com/x"
         )

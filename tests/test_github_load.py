@@ -15,7 +15,7 @@ import requests
 
 from ingest import github
 from ingest.cli import main
-from perfboard import db, queries
+from perfboard import db, github_api, queries
 from tests.conftest import ROOT, sample_path
 from tests.github_fake import FakeGitHub
 
@@ -365,10 +365,10 @@ def secrets(folder: Path, text: str) -> Path:
 )
 def test_the_token_comes_from_the_projects_streamlit_secrets(no_token: Path, text: str) -> None:
     secrets(no_token / "project", text)
-    assert github.github_token() == TOKEN
+    assert github_api.github_token() == TOKEN
     with FakeGitHub(token=TOKEN) as fake:
         fake.add_pull(REPO, 1)
-        github.GitHubClient(fake.base_url).get(f"repos/{REPO}/pulls/1")
+        github_api.GitHubClient(fake.base_url).get(f"repos/{REPO}/pulls/1")
         (request,) = fake.requests
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
 
@@ -376,24 +376,24 @@ def test_the_token_comes_from_the_projects_streamlit_secrets(no_token: Path, tex
 def test_the_environment_wins_then_the_project_file_then_the_users(
     no_token: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert github.github_token() is None
+    assert github_api.github_token() is None
     secrets(no_token / "home", '[github]\ntoken = "from-home"\n')
-    assert github.github_token() == "from-home"
+    assert github_api.github_token() == "from-home"
     secrets(no_token / "project", 'GITHUB_TOKEN = "from-project"\n')
-    assert github.github_token() == "from-project"
+    assert github_api.github_token() == "from-project"
     monkeypatch.setenv("GITHUB_TOKEN", "from-env")
-    assert github.github_token() == "from-env"
+    assert github_api.github_token() == "from-env"
     monkeypatch.delenv("GITHUB_TOKEN")
     secrets(no_token / "project", "[server]\nheadless = true\n")  # a file with no token
-    assert github.github_token() == "from-home"
+    assert github_api.github_token() == "from-home"
 
 
 def test_a_broken_secrets_file_is_named_and_its_token_never_shown(
     no_token: Path, db_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = secrets(no_token / "project", f'[github]\ntoken = "{TOKEN}\n')  # unterminated
-    with pytest.raises(github.GitHubError) as broken:
-        github.github_token()
+    with pytest.raises(github_api.GitHubError) as broken:
+        github_api.github_token()
     assert str(path) in str(broken.value) and "not valid TOML (at line 2" in str(broken.value)
     assert TOKEN not in str(broken.value) and TOKEN[4:12] not in str(broken.value)
     args = ["github-prs", "--repo", REPO, "--all", "--api-url", "http://127.0.0.1:9"]
@@ -401,8 +401,8 @@ def test_a_broken_secrets_file_is_named_and_its_token_never_shown(
     err = capsys.readouterr().err
     assert "secrets.toml is not valid TOML" in err and TOKEN[4:12] not in err
     secrets(no_token / "project", "GITHUB_TOKEN = 12345\n")
-    with pytest.raises(github.GitHubError, match="is not a string"):
-        github.github_token()
+    with pytest.raises(github_api.GitHubError, match="is not a string"):
+        github_api.github_token()
 
 
 # -- PR descriptions, as documents -----------------------------------------------------------
@@ -460,12 +460,13 @@ def test_an_all_sync_reads_the_pr_descriptions_for_their_claims(
         "2 PR descriptions read as documents (1 replaced, 1 unchanged)" in capsys.readouterr().err
     )
     assert claims_of(db_path) == [(22494, 9.5, 8.4, "ms"), (22494, 8.4, 7.8, "ms")]
-    # Emptied, then written again as it was: gone, then read again.
+    # Emptied, then written again as it was: its rows gone (the source marked empty), then
+    # read again.
     body = sample_path(DESCRIPTION_22494).read_text("utf-8")
     fake.update_pull(REPO, 22494, body=None, updated_at="2020-03-02")
     assert main(sync) == 0
     assert claims_of(db_path) == []
-    assert stored(db_path, "SELECT status FROM sources WHERE uri LIKE '%22494'") == [("gone",)]
+    assert stored(db_path, "SELECT status FROM sources WHERE uri LIKE '%22494'") == [("empty",)]
     fake.update_pull(REPO, 22494, body=body, updated_at="2020-03-03")
     assert main(sync) == 0
     assert claims_of(db_path) == [(22494, 9.5, 8.4, "ms"), (22494, 8.4, 7.8, "ms")]

@@ -276,6 +276,27 @@ def test_the_history_aligns_as_compare_does(demo_db: Path) -> None:
         assert theirs.loc[row.pair, "words"] == row.words
 
 
+def test_losses_reads_and_walks_the_pairs_history(demo_db: Path) -> None:
+    """ops.losses: what the Ops page asks through ui.query (pairs as plain tuples, a key
+    the result cache can hold), the same as losing_since of the history it reads."""
+    matched, _ = demo_match(demo_db)
+    pairs = ops.history_pairs(matched)
+    rows = ops.pair_rows(pairs)
+    assert hash(rows) == hash(ops.pair_rows(pairs.copy()))  # one key for equal pairs
+    conn = db.connect(demo_db, read_only=True)
+    try:
+        history = queries.op_history(
+            conn, tuple(pairs.pair), tuple(pairs.ours_id), tuple(pairs.theirs_id)
+        )
+        lose = ops.losses(conn, rows)
+        assert ops.losses(conn, ()).empty
+    finally:
+        conn.close()
+    expected = ops.losing_since(history.merge(pairs, on="pair"))
+    pd.testing.assert_frame_equal(lose, expected, check_dtype=False)
+    assert "Paddle 46.68x slower than tensorflow" in set(lose.words)
+
+
 # -- on the synthetic op store ------------------------------------------------------------------
 
 
@@ -371,6 +392,22 @@ def test_an_op_deep_link(monkeypatch: pytest.MonkeyPatch, demo_db: Path) -> None
         "time": "GPU",
     }
     assert len(gpu.get("vega_lite_chart")) == 1
+
+
+def test_every_result_the_ops_page_keeps_is_in_the_one_bounded_cache(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    from perfboard import ui
+    from tests.conftest import ROOT
+
+    ui.RESULTS.clear()
+    at = run_page(monkeypatch, demo_db, "pages/ops.py", op="cumsum")
+    assert frames(at)[1].words.tolist()[0] == "Paddle 48.42x slower than tensorflow"
+    assert "perfboard.ops.losses" in {key[0] for key in ui.RESULTS._entries}
+    # No page caches anything of its own beside ui.query's cache.
+    for page in (ROOT / "pages").glob("*.py"):
+        text = page.read_text(encoding="utf-8")
+        assert "st.cache_data" not in text and "st.cache_resource" not in text, page.name
 
 
 def test_filters_and_an_unknown_op(monkeypatch: pytest.MonkeyPatch, demo_db: Path) -> None:

@@ -155,20 +155,40 @@ def test_hostile_text_is_inert_in_both_formats(tmp_path: Path) -> None:
     assert_no_fetch(html)
 
 
+# NotoSansCJK-Regular.ttc of Noto Sans CJK 2.004: the file Debian's fonts-noto-cjk
+# (1:20220127+repack1-1) installs, byte for byte.
+NOTO_SANS_CJK_SHA256 = "b76b0433203017ca80401b2ee0dd69350349871c4b19d504c34dbdd80541690a"
+
+
+def test_the_cjk_font_is_noto_sans_cjk_as_published() -> None:
+    """The font comes from a small PyPI package: pinned, and its one file checked."""
+    import hashlib
+
+    from perfboard import fonts
+
+    [font] = sorted(fonts.cjk_font_folder().glob("*.ttc"))
+    assert hashlib.sha256(font.read_bytes()).hexdigest() == NOTO_SANS_CJK_SHA256
+
+
 def test_chinese_renders_as_glyphs_in_the_png_charts() -> None:
     """Without a CJK font every Chinese character draws as the same empty box: two
-    different characters drawn alone must give two different images."""
+    different characters drawn alone must give two different images. Drawn as the report
+    draws its charts (report._spec: the generic sans-serif first, so Chinese comes by
+    fallback), with the font perfboard.fonts registers, not a system one (CI has none)."""
     import altair as alt
     import pandas as pd
-    import vl_convert as vlc
 
-    from perfboard import charts
+    from perfboard import fonts
+
+    vlc = fonts.vl_convert()
 
     def draw(label: str) -> bytes:
         chart = (
             alt.Chart(pd.DataFrame({"x": [label], "y": [1]})).mark_bar().encode(x="x:N", y="y:Q")
         )
-        return vlc.vegalite_to_png(charts.themed(chart).to_dict())
+        spec = report._spec(report.Chart("cjk", label, chart))
+        assert spec["config"]["font"] == "sans-serif"  # no CJK font named: by fallback
+        return vlc.vegalite_to_png(spec)
 
     assert draw("二") != draw("期")
     assert draw("期") == draw("期")  # the comparison is meaningful: rendering is stable

@@ -304,6 +304,7 @@ def test_mkldnn_pass_log(store: duckdb.DuckDBPyConnection) -> None:
 @pytest.mark.parametrize(
     "doc",
     [
+        # Plans and prose: numbers in sentences ("从1.86---->2.19"), no format perfboard knows.
         "benchmark-148_2019-07-25_wangchaochaohu_reader-speed.md",
         "benchmark-148_2019-07-25_xreki_fetch-steps.md",
         "benchmark-148_2019-07-25_xreki_memcpy-analysis.md",
@@ -313,12 +314,29 @@ def test_mkldnn_pass_log(store: duckdb.DuckDBPyConnection) -> None:
         "benchmark-151_2019-07-26_xreki_lookup-table-sequence-pool.md",
         "benchmark-151_2019-07-26_xreki_search-pyramid-hash.md",
         "paddle-21228_2019-11-18_sand3r-_description.md",
+    ],
+)
+def test_prose_is_recorded_as_unrecognised_with_nothing_invented(
+    store: duckdb.DuckDBPyConnection, doc: str
+) -> None:
+    assert values(store, doc) == []
+    [(line, reason)] = errors(store, doc)
+    assert line == 0 and reason.startswith("no known format found; perfboard reads: ")
+    status = store.execute(
+        "SELECT status, n_measurements FROM sources WHERE uri = ?", [f"data/samples/{doc}"]
+    ).fetchone()
+    assert status == ("unrecognised", 0)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
         # PR descriptions claim effects ("from 10ms to 9.5ms"): claims, not measurements.
         "paddle-pr-22486_2020-02-07_nhzlx_description.md",
         "paddle-pr-22494_2020-02-07_nhzlx_description.md",
     ],
 )
-def test_prose_is_recorded_as_read_with_nothing_invented(
+def test_claims_are_read_as_claims_with_nothing_invented(
     store: duckdb.DuckDBPyConnection, doc: str
 ) -> None:
     assert values(store, doc) == []

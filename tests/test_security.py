@@ -31,8 +31,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ingest import github
-from perfboard import db, report
+from perfboard import db, github_api, report
 from perfboard.links import safe_https
 from tests import hostile
 from tests.conftest import ROOT
@@ -351,7 +350,8 @@ PAGE_PARAMS = {
 
 def test_every_query_parameter_a_page_reads_is_tried() -> None:
     read = re.compile(
-        r"""(?:params\.get|query_params\.get|asked|url_int)\(\s*"(\w+)"|url_state\(PAGE,\s*"(\w+)"|key="(\w+)",\s*bind="query-params\""""
+        r"""(?:params\.get|query_params\.get|asked|url_int|url_text)\(\s*"(\w+)"|"""
+        r"""url_(?:state|value|list)\(\s*PAGE,\s*"(\w+)"|key="(\w+)",\s*bind="query-params\""""
     )
     filters = re.compile(r'^\s+"(\w+)": "[^"]+",$', re.M)  # Trends' FILTERS
     for path, page in hostile.PAGES.items():
@@ -666,22 +666,22 @@ def token_run(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             assert status == 0, run.outputs["report post"]
             run.sent = [r.headers.get("authorization", "") for r in fake.requests]
             # In-process: each failure's exception, whole.
-            client = github.GitHubClient(
+            client = github_api.GitHubClient(
                 fake.base_url, token=TOKEN, timeout=(2.0, 0.3), max_retries=1, sleep=lambda _: None
             )
             fake.fail_next(200, delay=1.0, times=2)
-            with pytest.raises(github.GitHubError) as timed_out:
+            with pytest.raises(github_api.GitHubError) as timed_out:
                 client.get(f"repos/{hostile.REPO}/pulls")
             run.messages["timeout"] = failure_text(timed_out.value)
             fake.fail_next(403, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset})
-            with pytest.raises(github.GitHubError) as limited:
+            with pytest.raises(github_api.GitHubError) as limited:
                 client.get(f"repos/{hostile.REPO}/pulls")
             run.messages["rate limit"] = failure_text(limited.value)
             fake.fail_next(502, body="<!DOCTYPE html><title>502</title>", times=2)
-            with pytest.raises(github.GitHubError) as html_page:
+            with pytest.raises(github_api.GitHubError) as html_page:
                 client.get(f"repos/{hostile.REPO}/pulls")
             run.messages["html page"] = failure_text(html_page.value)
-            with pytest.raises(github.GitHubError) as posted:
+            with pytest.raises(github_api.GitHubError) as posted:
                 fake.fail_next(401)
                 client.post(f"repos/{hostile.REPO}/issues/165/comments", {"body": "x"})
             run.messages["post 401"] = failure_text(posted.value)
@@ -692,8 +692,10 @@ def token_run(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
                 [*sync, "--all", "--db", str(copy)], ROOT, env
             )
             assert status == 1 and "401" in run.outputs["bad credentials"]
-            with pytest.raises(github.GitHubError) as refused:
-                github.GitHubClient(other.base_url, token=TOKEN).get(f"repos/{hostile.REPO}/pulls")
+            with pytest.raises(github_api.GitHubError) as refused:
+                github_api.GitHubClient(other.base_url, token=TOKEN).get(
+                    f"repos/{hostile.REPO}/pulls"
+                )
             run.messages["bad credentials"] = failure_text(refused.value)
             assert f"{len(TOKEN)} characters" in run.messages["bad credentials"]
         # A secrets file that is not TOML, with the token on the broken line: the parser's
@@ -718,8 +720,8 @@ def token_run(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         previous = Path.cwd()
         os.chdir(work)
         try:
-            with pytest.raises(github.GitHubError) as broken:
-                github.github_token()
+            with pytest.raises(github_api.GitHubError) as broken:
+                github_api.github_token()
             run.messages["broken secrets file"] = failure_text(broken.value)
         finally:
             os.chdir(previous)

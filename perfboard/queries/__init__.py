@@ -1,5 +1,6 @@
 """What the pages ask the store: parameterized SQL -> DataFrames, one module per area.
 
+    labels.py    how a series is named (SERIES_LABEL, series_label, series_labels)
     store.py     totals, sources, the series catalog, latest values, headline series
     progress.py  phases and their milestones
     series.py    points of series over time (bucketed), commits, PRs and releases of them
@@ -23,6 +24,7 @@ from perfboard.queries.changes import (
     suspects_between,
 )
 from perfboard.queries.compare import compare_choices, compare_side, series_steps
+from perfboard.queries.labels import series_labels
 from perfboard.queries.ops import op_history, op_results
 from perfboard.queries.profiles import profile_events, profile_passes, profile_runs
 from perfboard.queries.progress import milestones, phases, project_milestones
@@ -76,6 +78,7 @@ __all__ = [
     "releases",
     "report_weeks",
     "series_catalog",
+    "series_labels",
     "series_points",
     "series_steps",
     "source_errors",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
-from perfboard.queries.labels import MILESTONE_STEPS
+from perfboard.queries.labels import MILESTONE_STEPS, SERIES_LABEL
 
 
 def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -33,11 +33,11 @@ def referenced_prs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def pr_measurements(
     conn: duckdb.DuckDBPyConnection, repo: str | None, number: int, limit: int = 500
 ) -> pd.DataFrame:
-    """Measurements taken at a PR's merge commit (their version is its full or short hash)."""
+    """Measurements taken at a PR's merge commit (their version is its full or short hash),
+    each with its series' project and label (SERIES_LABEL)."""
     return conn.execute(
-        """
-        SELECT s.project, s.benchmark, s.metric, s.framework, s.device,
-               s.params::VARCHAR AS params, m.value, s.unit, m.status, m.version,
+        f"""
+        SELECT s.project, {SERIES_LABEL} AS series, m.value, s.unit, m.status, m.version,
                m.measured_at, src.uri AS source, m.line
         FROM pull_requests k
         JOIN measurements m

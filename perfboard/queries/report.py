@@ -27,13 +27,13 @@ def week_headlines(
             WHERE status = 'ok' AND measured_at < $end GROUP BY series_id
         ),
         ranked AS (
-            SELECT s.*, c.points,
+            SELECT s.*, c.points, {_SERIES_LABEL} AS label,  -- once a series, not a point
                    row_number() OVER (PARTITION BY s.project
                                       ORDER BY c.points DESC, s.series_id) AS r
             FROM series s JOIN counts c USING (series_id)
             WHERE $project IS NULL OR s.project = $project
         )
-        SELECT s.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
+        SELECT s.series_id, s.project, s.label AS series, s.unit, s.direction,
                arg_max(m.value, m.measured_at) AS this_week,
                arg_max(m.value, m.measured_at) FILTER (WHERE m.measured_at < $start)
                    AS last_week,
@@ -169,12 +169,14 @@ def week_quality(
     ).df()
     stale = conn.execute(
         f"""
-        SELECT s.project, {_SERIES_LABEL} AS series, max(m.measured_at) AS last_measured
-        FROM series s JOIN measurements m USING (series_id)
-        WHERE m.measured_at < $end
-        GROUP BY ALL
-        HAVING max(m.measured_at) < $start
-           AND max(m.measured_at) >= $start - to_days($days::INTEGER)
+        SELECT s.project, {_SERIES_LABEL} AS series, last.last_measured
+        FROM (  -- each series' last point first: the label is then built once a series
+            SELECT series_id, max(measured_at) AS last_measured FROM measurements
+            WHERE measured_at < $end
+            GROUP BY series_id
+            HAVING max(measured_at) < $start
+               AND max(measured_at) >= $start - to_days($days::INTEGER)
+        ) last JOIN series s USING (series_id)
         ORDER BY last_measured DESC, series
         """,
         {"start": start, "end": end, "days": stale_days},

@@ -6,15 +6,18 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from perfboard.queries.labels import SERIES_LABEL
+
 
 def counts(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
     row = conn.execute(
         "SELECT (SELECT count(DISTINCT project) FROM series),"
         " (SELECT count(*) FROM series), (SELECT count(*) FROM measurements),"
         " (SELECT count(*) FROM sources), (SELECT count(*) FROM phases),"
-        " (SELECT count(*) FROM ingest_errors WHERE severity = 'error')"
+        " (SELECT count(*) FROM ingest_errors WHERE severity = 'error'),"
+        " (SELECT count(*) FROM sources WHERE status = 'unrecognised')"
     ).fetchone()
-    names = ("projects", "series", "measurements", "sources", "phases", "errors")
+    names = ("projects", "series", "measurements", "sources", "phases", "errors", "unrecognised")
     return dict(zip(names, row, strict=True))
 
 
@@ -83,10 +86,11 @@ def last_ingest(conn: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
 
 
 def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every series with the dimensions a page filters on, how many points it has, and its
-    noise as the last detection measured it (cv, smallest step it can show, too noisy)."""
+    """Every series with the dimensions a page filters on, its label (SERIES_LABEL), how
+    many points it has, and its noise as the last detection measured it (cv, smallest
+    step it can show, too noisy)."""
     return conn.execute(
-        """
+        f"""
         WITH points AS (
             SELECT series_id, count(*) AS points,
                    count(*) FILTER (WHERE status = 'ok') AS ok_points,
@@ -100,6 +104,7 @@ def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                s.params->>'seq_len' AS seq_len,
                s.params->>'threads' AS threads,
                s.params::VARCHAR AS params, s.testbed::VARCHAR AS testbed,
+               {SERIES_LABEL} AS label,
                coalesce(p.points, 0) AS points, coalesce(p.ok_points, 0) AS ok_points,
                p.first, p.last, n.cv, n.min_effect_pct, n.too_noisy
         FROM series s LEFT JOIN points p USING (series_id)
@@ -112,10 +117,11 @@ def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def source_measurements(
     conn: duckdb.DuckDBPyConnection, source_id: int, line: int | None = None, limit: int = 1000
 ) -> pd.DataFrame:
-    """What one document gave, with the line and raw text of each value (provenance)."""
+    """What one document gave, with the line and raw text of each value (provenance) and
+    the series it is a value of (SERIES_LABEL)."""
     return conn.execute(
-        "SELECT m.line, m.raw, m.value, s.unit, m.status, s.benchmark, s.metric, s.framework,"
-        " s.params::VARCHAR AS params, m.version, m.measured_at, m.samples, m.run"
+        f"SELECT m.line, m.raw, m.value, s.unit, m.status, {SERIES_LABEL} AS series,"
+        " m.version, m.measured_at, m.samples, m.run"
         " FROM measurements m JOIN series s USING (series_id)"
         " WHERE m.source_id = $source AND ($line IS NULL OR m.line = $line)"
         " ORDER BY m.line, s.metric LIMIT $limit",
@@ -132,13 +138,14 @@ def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:
 
 
 def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd.DataFrame:
-    """Each project's most-measured series, with latest, week-ago and first values.
+    """Each project's most-measured series (with its label), with latest, week-ago and
+    first values.
 
     "A week ago" is the last value at least 7 days before the series' latest one, so a
     series measured nightly and one measured monthly both compare with their own past.
     """
     return conn.execute(
-        """
+        f"""
         WITH counts AS (
             SELECT series_id, count(*) AS points, max(measured_at) AS last
             FROM measurements WHERE status = 'ok' GROUP BY series_id
@@ -149,17 +156,19 @@ def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd
                                       ORDER BY c.points DESC, c.last DESC, s.series_id) AS r
             FROM series s JOIN counts c USING (series_id)
         ),
-        chosen AS (SELECT * FROM ranked WHERE r <= $per_project)
-        SELECT c.series_id, c.project, c.benchmark, c.metric, c.unit, c.direction, c.framework,
-               c.device, c.params::VARCHAR AS params, c.points, c.last,
+        -- Labelled here, once a series, not once a measurement below.
+        chosen AS (SELECT *, {SERIES_LABEL} AS label FROM ranked s WHERE r <= $per_project)
+        SELECT s.series_id, s.project, s.label AS series, s.benchmark, s.metric,
+               s.unit, s.direction, s.framework, s.device, s.params::VARCHAR AS params,
+               s.points, s.last,
                arg_max(m.value, m.measured_at) AS latest,
                arg_max(m.value, m.measured_at)
-                   FILTER (WHERE m.measured_at <= c.last - INTERVAL 7 DAY) AS week_ago,
+                   FILTER (WHERE m.measured_at <= s.last - INTERVAL 7 DAY) AS week_ago,
                arg_min(m.value, m.measured_at) AS first
-        FROM chosen c JOIN measurements m USING (series_id)
+        FROM chosen s JOIN measurements m USING (series_id)
         WHERE m.status = 'ok'
         GROUP BY ALL
-        ORDER BY c.project, c.points DESC
+        ORDER BY s.project, s.points DESC
         """,
         {"per_project": per_project},
     ).df()

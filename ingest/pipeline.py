@@ -221,8 +221,12 @@ def _emptied(conn: duckdb.DuckDBPyConnection, doc: Document, why: str, known: bo
     """Nothing but white space: a stored document loses its rows; a new one is not kept
     (talk) or fails with the reason (a file handed in)."""
     if known:
-        row = conn.execute("SELECT source_id FROM sources WHERE uri = ?", [doc.uri]).fetchone()
-        previous = clear_source(conn, row[0], doc.uri, "empty")
+        source_id, status = conn.execute(
+            "SELECT source_id, status FROM sources WHERE uri = ?", [doc.uri]
+        ).fetchone()
+        if status == "empty":  # emptied before: nothing to write again
+            return SaveResult(doc.uri, "unchanged")
+        previous = clear_source(conn, source_id, doc.uri, "empty")
         return SaveResult(doc.uri, "emptied", previous=previous, note=why)
     if doc.conversation:
         return SaveResult(doc.uri, "empty", note=why)

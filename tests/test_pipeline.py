@@ -107,6 +107,12 @@ def test_an_emptied_issue_body_loses_its_rows(tmp_path: Path) -> None:
     assert rows(store, milestones) == [(0,)]
     assert rows(store, "SELECT count(*) FROM phases") == [(0,)]
     assert rows(store, "SELECT status FROM sources WHERE uri = ?", [ISSUE]) == [("empty",)]
+    # Still empty at the next sync: nothing to do again.
+    from ingest import github
+
+    conn = db.connect(store)
+    assert github.store_issue(conn, recorded_issue("")["issue"], []).outcomes == {"unchanged": 1}
+    conn.close()
     # Written again as it was: read again, not taken as unchanged.
     assert load_issue(tmp_path, store, recorded_issue(phase))[0] == 0
     assert rows(store, milestones)[0][0] >= 2

@@ -16,11 +16,14 @@ from ingest.parsers import (
     analysis,
     claims,
     latency,
+    llm_serving,
     md_tables,
+    mlperf,
     nvprof,
     opbench,
     passes,
     profiler,
+    trtexec,
     ws_tables,
 )
 from ingest.text import DocText
@@ -38,6 +41,9 @@ PARSERS: dict[str, ModuleType] = {
         opbench,
         analysis,
         claims,
+        mlperf,
+        llm_serving,
+        trtexec,
     )
 }
 
@@ -64,11 +70,15 @@ READS: dict[str, str] = {
     "opbench": "PaddlePaddle/benchmark op benchmark output",
     "analysis": "model benchmark analysis.py output",
     "claims": 'effects a text claims ("from 10ms to 9.5ms")',
+    "mlperf": "MLPerf LoadGen summaries (mlperf_log_summary.txt)",
+    "llm_serving": "vLLM and SGLang serving, latency and throughput benchmarks (console and"
+    " result JSON)",
+    "trtexec": "TensorRT trtexec performance summaries and traces (TensorRT 5-10)",
 }
 
 # Bump when a parser reads the same bytes differently: documents stored by an older
 # reader are then read again instead of being skipped as unchanged.
-READER_VERSION = "1"
+READER_VERSION = "2"  # 2: the parsers of today's tools (issue 13)
 RESULTS_KIND = "results"
 
 ParseFn = Callable[[DocText], Iterator[Item]]

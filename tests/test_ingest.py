@@ -352,11 +352,13 @@ def test_the_same_bytes_read_another_way_are_read_again(
     conn = duckdb.connect(str(db_path), read_only=True)
     assert conn.execute("SELECT count(*) FROM measurements").fetchone()[0] == 2
     conn.close()
-    monkeypatch.setattr(save_module, "READER_VERSION", "2")  # a newer perfboard
+    newer = str(int(save_module.READER_VERSION) + 1)
+    monkeypatch.setattr(save_module, "READER_VERSION", newer)  # a newer perfboard
     before = snapshot(db_path)["sources"]
     assert ingest("auto", str(folder)) == 0
     after = snapshot(db_path)["sources"]
-    assert [row[5] for row in after] == ["2"] and [row[5] for row in before] == ["1"]
+    assert [row[5] for row in after] == [newer]
+    assert [row[5] for row in before] == [str(int(newer) - 1)]
 
 
 def test_worker_processes_store_exactly_what_one_process_stores(tmp_path: Path) -> None:

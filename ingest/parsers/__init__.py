@@ -18,6 +18,29 @@ with other formats); quote markers are already removed by ingest.text.normalise.
 with ``re.finditer`` on patterns that start with a literal, never line by line in Python,
 because a tester log can be gigabytes long.
 
+Parsers of today's benchmark tools (trtexec, MLPerf LoadGen, vLLM, SGLang, ...) follow one
+data model, so that their series compare and chart alike:
+
+- one Measurement per statistic the tool prints, the statistic in ``params["stat"]``:
+  "mean", "median", "min", "max", "std", or a percentile "p50", "p90", "p95", "p99",
+  "p99.9" (however the tool spells it: "P99", "99th", "99%", "percentile(99%)"). A
+  throughput without a statistic has no "stat". Trends then draws p50 and p99 of one
+  metric as two series that differ only in params.stat;
+- ``metric`` in snake_case, keeping the tool's own distinctions: "latency", "throughput",
+  "ttft", "tpot", "itl", "e2e_latency", "gpu_compute_time", "h2d_time", "d2h_time",
+  "enqueue_time", "request_throughput", "output_throughput", "total_token_throughput";
+- value, unit and direction from perfboard.units.normalise on the unit as printed (times in
+  ms, lower is better; throughputs per second, higher is better). A value whose unit or
+  meaning is not clear is a Problem naming the line, never a guess;
+- ``framework`` is the tool ("tensorrt", "vllm", "sglang"; "" when the tool does not say
+  what ran), ``benchmark`` the model as printed (a file's basename), ``device`` as printed;
+  the settings that define a series (batch, concurrency, request rate, lengths, scenario,
+  mode, precision) go in params, tool versions and machine facts in testbed; the few
+  extras that are no series of their own (requests completed and failed, duration, a
+  VALID/INVALID result) in stats;
+- tests assert values of the samples and of at least one more real document of the
+  format (tests/fixtures/modern/NAME/, each source named in its README.md).
+
 What a parser cannot know from its own lines (which model, which run, the document's
 date, FP32 or INT8 from a caption above a fence) it leaves empty; ingest.runs fills it
 from the document's context afterwards.

@@ -229,3 +229,12 @@ def bullet_pairs(text: str) -> list[tuple[str, str]]:
             value = ", ".join(nested)
         pairs.append((norm_header(key).replace(" ", ""), value))
     return pairs
+
+
+def percentile_stat(percent: float) -> str:
+    """params["stat"] of a percentile, one spelling whatever the tool printed ("99%",
+    "percentile(99%)", "P99", "99.00 percentile", "99.9th"): 99.0 -> "p99", 99.9 ->
+    "p99.9". Raises ValueError outside 0-100."""
+    if not 0 <= percent <= 100:
+        raise ValueError(f"percentile {percent:g} is not between 0 and 100")
+    return f"p{percent:g}"

@@ -27,8 +27,9 @@ from pathlib import Path
 
 import duckdb
 
-from perfboard import db
+from perfboard import db, lake
 from perfboard.errors import StoreError
+from perfboard.queries.labels import series_labels
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -59,7 +60,7 @@ def store_location(args: argparse.Namespace) -> Path | str:
     """--db as given (a lake's URI stays text), else PERFBOARD_DB."""
     if not args.db:
         return db.db_path()
-    return str(args.db) if str(args.db).startswith("ducklake:") else Path(args.db)
+    return str(args.db) if lake.is_lake(args.db) else Path(args.db)
 
 
 def existing_store(args: argparse.Namespace) -> Path | str:
@@ -146,8 +147,6 @@ def run_detect(args: argparse.Namespace) -> int:
                 f"change detection could not be stored: {first_error(error)}. What was"
                 " stored before stays stored; run detect again once that is fixed"
             ) from None
-        from perfboard.queries.labels import series_labels
-
         labels = series_labels(conn, {int(r["series_id"]) for r in result.rows})  # type: ignore[call-overload]
     for row in [] if args.quiet else sorted(result.rows, key=_by_time):
         label = labels.get(int(row["series_id"]), str(row["series_id"]))  # type: ignore[call-overload]

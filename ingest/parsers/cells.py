@@ -231,6 +231,11 @@ def bullet_pairs(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
+# A number as benchmarks print it: signed, exponent, nan / inf (a Problem, not a value,
+# where a parser meets one). Parsers build their patterns on it.
+NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+
+
 def percentile_stat(percent: float) -> str:
     """params["stat"] of a percentile, one spelling whatever the tool printed ("99%",
     "percentile(99%)", "P99", "99.00 percentile", "99.9th"): 99.0 -> "p99", 99.9 ->

@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from ingest.parsers.cells import NUMBER
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, Problem
 from perfboard.units import ABSURD_MS, UnitError, normalise
@@ -58,7 +59,7 @@ DEMO_CONTEXT_LINES = 20
 
 _ANCHOR = re.compile(r"atency[^\n]*")
 
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_NUM = NUMBER
 
 _TESTER = re.compile(
     r"Run\s+(?P<samples>\d+)\s+samples?,\s*average\s+latency"

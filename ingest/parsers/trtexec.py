@@ -98,7 +98,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ingest.parsers.cells import percentile_stat
+from ingest.parsers.cells import NUMBER, percentile_stat
 from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
@@ -119,7 +119,7 @@ ANCHORS: tuple[str, ...] = (
 
 FRAMEWORK = "tensorrt"
 
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_NUM = NUMBER
 _UNIT = r"[A-Za-zµμ]+"
 
 # -- entry points (literal-led) --------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -962,7 +961,8 @@ def test_anchor_is_in_every_form() -> None:
         assert any(anchor in text for anchor in llm_serving.ANCHORS), text
 
 
-def test_a_detailed_result_of_many_requests_reads_fast() -> None:
+def test_a_detailed_result_of_many_requests_gives_its_summary_values() -> None:
+    # (Its speed is a benchmark's to measure: no timing in a test.)
     n = 200_000
     record = {
         "date": "20250101-120000",
@@ -977,9 +977,7 @@ def test_a_detailed_result_of_many_requests_reads_fast() -> None:
         "p99_itl_ms": 40.0,
     }
     text = json.dumps(record)
-    started = time.perf_counter()
     got = measurements(parse_text(text))
-    assert time.perf_counter() - started < 5
     assert [(m.metric, m.value) for m in got] == [
         ("request_throughput", 100.0),
         ("ttft", 30.0),

@@ -27,7 +27,7 @@ from pathlib import Path
 import xxhash
 
 from ingest.gate import markers_of
-from ingest.registry import RESULTS_KIND, gate_for, parsers_for
+from ingest.registry import GENERIC, RESULTS_KIND, gate_for, parsers_for
 from ingest.runs import Run, assemble
 from ingest.save import Rows, SourceInfo
 from ingest.text import (
@@ -93,17 +93,26 @@ def text_hash(text: str) -> str:
 def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Found:
     """Run the parsers of a kind over one text (a document or a chunk of one).
 
-    `present`: the parsers the gate found anchors for; None: ask the gate now.
+    `present`: the parsers the gate found anchors for; None: ask the gate now. The
+    generic table readers run last and yield to the tool parsers: a table that llama-bench
+    or hyperfine printed is read by its own parser only, with the tool's meaning of each
+    column (registry.GENERIC).
     """
     if present is None:
         present = gate_for(kind).scan(doc.text).present
     found = Found()
+    taken: set[int] | None = None  # lines the tool parsers read, once a generic one runs
     for name, parse in parsers_for(kind):
         if name not in present:
             continue
+        generic = name in GENERIC
+        if generic and taken is None:
+            taken = _lines_read(found)
         before = _count(found)
         measurements = found.measurements
         for item in parse(doc):
+            if generic and taken and _overlaps(item, taken):
+                continue
             if type(item) is Measurement:  # the bulk of a large log: no dispatch
                 measurements.append(item)
                 continue
@@ -113,6 +122,22 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
         if _count(found) > before and name not in found.parsers:
             found.parsers.append(name)
     return found
+
+
+def _lines_read(found: Found) -> set[int]:
+    """Every line a record found so far was read from (a record's raw may span lines)."""
+    lines: set[int] = set()
+    for records in (found.measurements, found.profile_events, found.phases, found.passes):
+        for record in records:
+            lines.update(range(record.line, record.line + record.raw.count("\n") + 1))
+    return lines
+
+
+def _overlaps(item: object, taken: set[int]) -> bool:
+    line = getattr(item, "line", 0)
+    if isinstance(item, Problem):  # a table's header or rule is a line or two above its rows
+        return any(n in taken for n in range(line - 2, line + 3))
+    return line in taken
 
 
 def _count(found: Found) -> int:

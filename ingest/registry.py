@@ -14,15 +14,27 @@ from types import ModuleType
 from ingest.gate import AnchorGate
 from ingest.parsers import (
     analysis,
+    asv,
+    autolog,
     claims,
+    fastdeploy,
+    gbench,
+    hyperfine,
     latency,
+    llama_bench,
     llm_serving,
     md_tables,
     mlperf,
+    nsys,
     nvprof,
     opbench,
+    openvino,
+    ort_perf_test,
     passes,
+    perf_analyzer,
     profiler,
+    pytest_benchmark,
+    torch_profiler,
     trtexec,
     ws_tables,
 )
@@ -44,14 +56,31 @@ PARSERS: dict[str, ModuleType] = {
         mlperf,
         llm_serving,
         trtexec,
+        autolog,
+        fastdeploy,
+        ort_perf_test,
+        openvino,
+        llama_bench,
+        hyperfine,
+        perf_analyzer,
+        torch_profiler,
+        nsys,
+        gbench,
+        pytest_benchmark,
+        asv,
     )
 }
 
+# Readers of any table, by its headers; they run after the parsers of a tool and leave the
+# lines those read alone (documents.parse_text): a tool's table means what the tool says.
+GENERIC: frozenset[str] = frozenset({"md_tables", "ws_tables"})
+
 KINDS: dict[str, tuple[str, ...]] = {
-    "auto": tuple(PARSERS),
+    # tools first, the generic table readers last
+    "auto": tuple(sorted(PARSERS, key=lambda name: name in GENERIC)),
     "logs": ("latency", "passes", "analysis"),
     "tables": ("md_tables", "ws_tables"),
-    "profiles": ("profiler", "nvprof"),
+    "profiles": ("profiler", "nvprof", "torch_profiler", "nsys"),
     "opbench": ("opbench", "nvprof", "md_tables"),
     "passes": ("passes",),
     "analysis": ("analysis",),
@@ -74,6 +103,18 @@ READS: dict[str, str] = {
     "llm_serving": "vLLM and SGLang serving, latency and throughput benchmarks (console and"
     " result JSON)",
     "trtexec": "TensorRT trtexec performance summaries and traces (TensorRT 5-10)",
+    "autolog": "PaddlePaddle 2.x AutoLog benchmark reports (PaddleOCR/Clas/Det/Seg/Video)",
+    "fastdeploy": "FastDeploy benchmark outputs (Runtime/End2End lines, result files and tables)",
+    "ort_perf_test": "onnxruntime_perf_test summaries (0.x to 1.20+)",
+    "openvino": "OpenVINO benchmark_app reports (C++ and Python, 2020 on)",
+    "llama_bench": "llama.cpp llama-bench results (markdown table, CSV, JSON/JSONL, SQL)",
+    "hyperfine": "hyperfine console reports and exports (JSON, CSV, markdown, org-mode, AsciiDoc)",
+    "perf_analyzer": "Triton perf_analyzer / perf_client console reports and their -f CSV",
+    "torch_profiler": "PyTorch profiler tables (key_averages().table(), 1.4 on)",
+    "nsys": "Nsight Systems nsys stats summaries (text or CSV) and CSV GPU traces",
+    "gbench": "Google Benchmark results (JSON, console and CSV)",
+    "pytest_benchmark": "pytest-benchmark JSON (--benchmark-json, saved runs) and terminal tables",
+    "asv": "asv result files (results/<machine>/<commit>-<env>.json, format 1 and 2)",
 }
 
 # Bump when a parser reads the same bytes differently: documents stored by an older

@@ -163,15 +163,17 @@ class PassApplied:
 
 @dataclass(slots=True)
 class Claim:
-    """An effect a text claims ("from 10ms to 9.5ms", "(8.4ms -> 7.8ms)", "by 8%"), to be set
-    beside what was measured. Times in ms; `percent` for a claimed relative gain."""
+    """An effect a text claims ("from 10ms to 9.5ms", "(8.4ms -> 7.8ms)", "by 8%", a table's
+    "speed up 2.2x" or "faster than 96.58%"), to be set beside what was measured. Times in
+    ms; `percent` for a claimed relative gain, `speedup` for a claimed factor."""
 
     before: float | None
     after: float | None
-    unit: str  # "ms" for times, "%" for a relative claim
+    unit: str  # "ms" for times, "%" for a relative claim, "x" for a speedup alone
     percent: float | None = None
     line: int = 0
     raw: str = ""
+    speedup: float | None = None  # a claimed factor as written ("2.2x" -> 2.2; >1 is faster)
 
 
 @dataclass(slots=True)

@@ -21,6 +21,14 @@ _UNITS: dict[str, tuple[float, str, str, str]] = {
     "s": (1e3, "ms", "time", "lower"),
     "sec": (1e3, "ms", "time", "lower"),
     "min": (6e4, "ms", "time", "lower"),
+    "nanoseconds": (1e-6, "ms", "time", "lower"),
+    "microseconds": (1e-3, "ms", "time", "lower"),
+    "milliseconds": (1.0, "ms", "time", "lower"),
+    "seconds": (1e3, "ms", "time", "lower"),
+    "second": (1e3, "ms", "time", "lower"),
+    "usec": (1e-3, "ms", "time", "lower"),
+    "msec": (1.0, "ms", "time", "lower"),
+    "nsec": (1e-6, "ms", "time", "lower"),
     "s/step": (1e3, "ms/step", "time", "lower"),
     "ms/step": (1.0, "ms/step", "time", "lower"),
     "steps/s": (1.0, "steps/s", "throughput", "higher"),
@@ -31,9 +39,21 @@ _UNITS: dict[str, tuple[float, str, str, str]] = {
     "sample/s": (1.0, "samples/s", "throughput", "higher"),
     "examples/s": (1.0, "samples/s", "throughput", "higher"),
     "images/s": (1.0, "samples/s", "throughput", "higher"),
+    "infer/sec": (1.0, "samples/s", "throughput", "higher"),  # Triton perf_analyzer
+    "infer/s": (1.0, "samples/s", "throughput", "higher"),
+    "inferences/s": (1.0, "samples/s", "throughput", "higher"),
+    "items/s": (1.0, "samples/s", "throughput", "higher"),  # Google Benchmark
+    "iter/s": (1.0, "iterations/s", "throughput", "higher"),
+    "iterations/s": (1.0, "iterations/s", "throughput", "higher"),
+    "it/s": (1.0, "iterations/s", "throughput", "higher"),
+    "ops/s": (1.0, "ops/s", "throughput", "higher"),  # pytest-benchmark's OPS
+    "bytes/s": (1 / 2**20, "MB/s", "throughput", "higher"),
+    "mb/s": (1.0, "MB/s", "throughput", "higher"),
+    "gb/s": (2**10, "MB/s", "throughput", "higher"),
     "tokens/s": (1.0, "tokens/s", "throughput", "higher"),
     "token/s": (1.0, "tokens/s", "throughput", "higher"),
     "tok/s": (1.0, "tokens/s", "throughput", "higher"),
+    "t/s": (1.0, "tokens/s", "throughput", "higher"),  # llama-bench
     "req/s": (1.0, "requests/s", "throughput", "higher"),
     "requests/s": (1.0, "requests/s", "throughput", "higher"),
     "request/s": (1.0, "requests/s", "throughput", "higher"),
@@ -42,6 +62,7 @@ _UNITS: dict[str, tuple[float, str, str, str]] = {
     "words/s": (1.0, "tokens/s", "throughput", "higher"),
     "wps": (1.0, "tokens/s", "throughput", "higher"),
     "b": (1 / 2**20, "MB", "memory", "lower"),
+    "bytes": (1 / 2**20, "MB", "memory", "lower"),
     "kb": (1 / 2**10, "MB", "memory", "lower"),
     "mb": (1.0, "MB", "memory", "lower"),
     "mib": (1.0, "MB", "memory", "lower"),
@@ -92,7 +113,9 @@ def normalise(value: float, unit: str) -> Quantity:
     factor, canon, kind, direction = _UNITS[key]
     if value < 0 and kind != "ratio":
         raise UnitError(f"negative {kind} {value!r} {unit}")
-    converted = value * factor
+    # Down to a smaller unit by dividing: 1890 us / 1000 is 1.89 ms, where 1890 * 0.001 is
+    # 1.8900000000000001 (the stored number would not equal the one printed).
+    converted = value / round(1 / factor) if factor < 1 else value * factor
     if kind == "time" and converted > ABSURD_MS:
         raise UnitError(f"absurd {kind} {value!r} {unit} (more than a day)")
     return Quantity(converted, canon, kind, direction)

@@ -35,6 +35,27 @@ READ: frozenset[str] = frozenset(
         "sglang-bench-serving_sglang-8285.md",
         "sglang-bench-serving-jsonl_sglang-12389.md",
         "trtexec_tensorrt-4177.md",
+        "paddle2x-fastdeploy-table_fastdeploy-pr-449.md",
+        "ort-perf-test_onnxruntime-17313.md",
+        "openvino-benchmark-app_openvino-samples-cpp-readme.md",
+        "llama-bench_llama.cpp-pr-4812.md",
+        "hyperfine-json_hyperfine-pr-176.json",
+        "perf-analyzer_triton-server-3657.md",
+        "perf-analyzer-csv_triton-client-measurements_metrics.csv",
+        "pytorch-profiler-table_pytorch-tutorials-profiler_recipe.txt",
+        "nsys-stats-text_nanomoe-report.md",
+        "nsys-kern-sum-csv_dotllm-report.csv",
+        "gbench-json_github-action-benchmark-googlecpp_output.json",
+        "pytest-benchmark-json_github-action-benchmark-pytest_output.json",
+        "asv-results-v2_mjwarp-asv-039bc13d.json",
+        "paddle-issue-34201_as_strided_variants_as_rows_seconds.md",
+        "paddle-pr-15909_prior_box_profiler_w_wo_rows.md",
+        "paddle-pr-25523_slice_grad_fp16_units_in_cells.md",
+        "paddle-pr-29744_elementwise_add_fp16_zh_header_mixed_units.md",
+        "paddle-pr-31812_samedimsadd_fwd_bwd_speedup_x.md",
+        "paddle-pr-39856_lookup_table_v2_transposed_rows_zh.md",
+        "paddle-pr-44783_batchnorm1d_bwd_ns_header_thousands.md",
+        "paddle-pr-52482_tile_two_tables_faster_than_pct.md",
     }
 )
 
@@ -97,7 +118,7 @@ STORED_NUMBERS = """
     SELECT src.uri, ms.value, concat_ws(' ', ms.label, ms.raw)
     FROM milestones ms JOIN phases p USING (phase_id) JOIN sources src USING (source_id)
     UNION ALL
-    SELECT src.uri, unnest([c.before, c.after, c.percent]), c.raw
+    SELECT src.uri, unnest([c.before, c.after, c.percent, c.speedup]), c.raw
     FROM claims c JOIN sources src USING (source_id)
 """
 

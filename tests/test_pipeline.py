@@ -17,6 +17,7 @@ import pytest
 from ingest import documents, pipeline
 from ingest.cli import main
 from ingest.registry import PARSERS, READS
+from ingest.text import from_text
 from perfboard import db
 from perfboard.model import DocMeta
 from tests.conftest import ROOT, sample_path
@@ -383,3 +384,24 @@ def test_the_dashboard_says_a_bad_lake_url_in_one_line(monkeypatch: pytest.Monke
     [error] = [e.value for e in at.error]
     assert error.startswith("The store cannot be read: ")
     assert "PostgreSQL catalog" in error  # (escaped for markdown: shown as written)
+
+
+def test_a_tools_table_is_read_by_the_tools_parser_only() -> None:
+    """llama-bench prints a markdown table: its t/s cells are throughputs, its size and
+    params columns attributes of the series. The generic table reader, which once stored
+    21.96 t/s as a latency of 21,960 ms, leaves the lines llama-bench read alone."""
+    text = (ROOT / "tests/fixtures/modern/samples/llama-bench_llama.cpp-pr-4812.md").read_text()
+    found = documents.parse_text(from_text(text), "auto")
+    assert found.parsers == ["llama_bench"]
+    assert {(m.metric, m.unit, m.direction, m.params["stat"]) for m in found.measurements} == {
+        ("throughput", "tokens/s", "higher", "mean"),
+        ("throughput", "tokens/s", "lower", "std"),  # a spread is better smaller
+    }
+    assert sorted(m.value for m in found.measurements if m.params["stat"] == "mean") == [
+        59.99,
+        127.43,
+        237.84,
+        4035.47,
+    ]
+    assert found.measurements[0].testbed == {"model_size": "3.56 GiB", "model_params": "6.74 B"}
+    assert not found.problems

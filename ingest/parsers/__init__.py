@@ -1,4 +1,4 @@
-"""One module per input format (docs/formats.md sections 1-8 and 10), each a pure function of text.
+"""One module per input format (docs/formats.md sections 1-8, 10-25), each a pure function.
 
 Every parser module has:
 

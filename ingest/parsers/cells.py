@@ -11,7 +11,14 @@ import re
 from datetime import date
 
 from perfboard.model import ParamValue, Status
-from perfboard.units import Quantity, UnitError, normalise, split_number, unit_in_header
+from perfboard.units import (
+    Quantity,
+    UnitError,
+    is_known,
+    normalise,
+    split_number,
+    unit_in_header,
+)
 
 # How far above a table its heading and bullet list may be (a comment, not a whole log).
 CONTEXT_WINDOW = 64 * 1024
@@ -54,8 +61,16 @@ FRAMEWORKS: dict[str, str] = {
     "mxnet": "mxnet",
     "onnxruntime": "onnxruntime",
     "openvino": "openvino",
+    "tensorrt": "tensorrt",
+    "trt": "tensorrt",
 }
-_FRAMEWORK_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(FRAMEWORKS) + r")(?![a-z0-9])")
+# A framework name, alone or with its version: "tf2.3", "paddle2.1", "TF2" (the version
+# is not part of the name; "tf 2.4", "pytorch-1.8" have a separator anyway). "tf32" is a
+# precision, not TensorFlow 32.
+_FRAMEWORK_WORD = re.compile(
+    r"(?<![a-z0-9])(" + "|".join(FRAMEWORKS) + r")"
+    r"(?:(?![a-z0-9])|(?!32(?![\d.]))(?=v?\d+(?:\.\d+)*(?![a-z0-9])))"
+)
 _PRECISION_WORD = re.compile(
     r"(?<![a-z0-9])(fp32|fp16|bf16|int8|int4|tf32|float32|float16)(?![0-9])"
 )
@@ -79,7 +94,9 @@ _DEFAULT_METRIC = {"time": "latency", "throughput": "throughput", "memory": "mem
 _BARE_UNIT_HEADERS = {"qps": "qps", "fps": "fps"}
 _CHINESE_UNITS = {"毫秒": "ms", "微秒": "us", "纳秒": "ns", "秒": "s"}
 _CHINESE_UNIT = re.compile(r"[(\[]\s*(毫秒|微秒|纳秒|秒)\s*[)\]]")
-_SLASH_UNIT = re.compile(r"[/_](ms|us|ns|s|mb|gb)\s*$", re.I)
+# "latency_ms", "time/us": a unit after a separator. "/s" alone is no unit of time: "t/s",
+# "img/s" are rates (a header that is a whole rate unit is found before this).
+_SLASH_UNIT = re.compile(r"(?:_(ms|us|ns|s|mb|gb)|/(ms|us|ns|mb|gb))\s*$", re.I)
 
 
 def norm_header(header: str) -> str:
@@ -93,13 +110,15 @@ def header_unit(header: str) -> str:
     if unit:
         return unit
     low = norm_header(header)
+    if "/" in low and is_known(low):
+        return low  # "t/s", "tok/s", "samples/s": the header is the unit (llama-bench)
     if low in _BARE_UNIT_HEADERS:
         return _BARE_UNIT_HEADERS[low]
     m = _CHINESE_UNIT.search(header)
     if m:
         return _CHINESE_UNITS[m.group(1)]
     m = _SLASH_UNIT.search(header)
-    return m.group(1) if m else ""
+    return (m.group(1) or m.group(2)) if m else ""
 
 
 def unit_kind(unit: str) -> str:
@@ -141,7 +160,7 @@ def dimension_key(header: str) -> str | None:
     """ "Threads" -> "threads", "bs" -> "batch_size"; None if not a dimension header."""
     low = norm_header(header)
     low = re.sub(r"\s*\(.*\)$", "", low)  # "batch_size (samples)" still names a batch size
-    return DIMENSIONS.get(low)
+    return DIMENSIONS.get(low) or DIMENSIONS.get(low.replace("-", "_"))  # "batch-size"
 
 
 _LEADING_NUMBER = re.compile(r"\s*(\d+(?:\.\d+)?)(?![\d.])")
@@ -173,16 +192,47 @@ def status_of(cell: str) -> Status | None:
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
-def read_quantity(cell: str, default_unit: str) -> Quantity:
-    """A cell's value in the canonical unit; the cell's own unit wins over the header's.
+_MARKUP = re.compile(r"^[*_`~]+|[*_`~]+$")
+_PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*")
 
-    Raises UnitError (with a reason fit for a Problem) for text, unknown units, NaN,
-    negative or absurd values.
-    """
-    text = cell.strip()
+
+def clean_cell(cell: str) -> str:
+    """A cell without bold/code markers around it: "**0.153533**" -> "0.153533"."""
+    return _MARKUP.sub("", cell.strip()).strip()
+
+
+def split_plus_minus(cell: str) -> tuple[str, str | None]:
+    """ "21.96 ± 0.05" -> ("21.96", "0.05"), "1.5ms ± 0.1" -> ("1.5ms", "0.1"); else
+    (the cell, None)."""
+    parts = _PLUS_MINUS.split(clean_cell(cell), maxsplit=1)
+    if len(parts) == 2 and parts[0] and parts[1]:
+        return parts[0], parts[1]
+    return clean_cell(cell), None
+
+
+def cell_number(cell: str) -> tuple[float, str] | None:
+    """(number, unit as written) of a value cell: bold markers, thousands separators and a
+    "± x" part dropped ("**24,091,916.00**" -> (24091916.0, "")); None for text. A unit
+    written once after the spread is the value's too ("92.2 ± 0.5 ms" -> (92.2, "ms"))."""
+    text, spread = split_plus_minus(cell)
     if _THOUSANDS.match(text):
         text = text.replace(",", "")
     split = split_number(text)
+    if split is not None and not split[1] and spread:
+        after = split_number(spread.replace(",", ""))
+        if after is not None and after[1]:
+            return split[0], after[1]
+    return split
+
+
+def read_quantity(cell: str, default_unit: str) -> Quantity:
+    """A cell's value in the canonical unit; the cell's own unit wins over the header's.
+
+    Bold markers, thousands separators and a "± std" part are dropped (split_plus_minus
+    gives the std). Raises UnitError (with a reason fit for a Problem) for text, unknown
+    units, NaN, negative or absurd values.
+    """
+    split = cell_number(cell)
     if split is None:
         raise UnitError(f"{cell.strip()!r} is not a number")
     number, unit = split
@@ -243,3 +293,128 @@ def percentile_stat(percent: float) -> str:
     if not 0 <= percent <= 100:
         raise ValueError(f"percentile {percent:g} is not between 0 and 100")
     return f"p{percent:g}"
+
+
+# A unit the text around a table states for it: "单位 ms", "单位：us", "time in us",
+# "times are in ms", "unit: ns", "(us)" alone in a caption.
+_TEXT_UNIT_WORD = (
+    r"(ms|us|µs|μs|ns|s|sec|seconds|milliseconds|microseconds|nanoseconds|毫秒|微秒|纳秒|秒)"
+)
+_TEXT_UNIT = (
+    re.compile(r"单位\s*(?:为|是)?\s*[:：]?\s*" + _TEXT_UNIT_WORD + r"(?![A-Za-z])", re.I),
+    re.compile(r"\bunits?\s*(?:is|are|in)?\s*[:=]?\s*" + _TEXT_UNIT_WORD + r"\b", re.I),
+    re.compile(
+        r"\b(?:time|times|timing|timings|latency|latencies|results?|numbers|values|耗时)\s+"
+        r"(?:is\s+|are\s+)?(?:in|measured\s+in)\s+" + _TEXT_UNIT_WORD + r"\b",
+        re.I,
+    ),
+    re.compile(r"^[^\n|]{0,60}?[(（]\s*" + _TEXT_UNIT_WORD + r"\s*[)）][^\n|]{0,20}$", re.I | re.M),
+)
+
+
+def unit_in_text(text: str) -> str:
+    """The time unit a caption or sentence states ("单位 ms" -> "ms"), "" if none; the last
+    statement wins (the nearest to a table below it)."""
+    found: list[tuple[int, str]] = []
+    for pattern in _TEXT_UNIT:
+        for m in pattern.finditer(text):
+            found.append((m.start(1), m.group(1)))
+    if not found:
+        return ""
+    unit = max(found)[1]
+    return _CHINESE_UNITS.get(unit, unit)
+
+
+# Column headers (or row labels) that name the variant a value was measured with.
+_VARIANT_WORD = re.compile(
+    r"(?<![a-z])(before|after|develop|dev|this\s*pr|pr|base|baseline|origin|original|old|new|"
+    r"opt|optimized|optimised|optimization|ours|ref|reference|native|cudnn|cublas|cutlass|"
+    r"triton|eager|static|dynamic|nv|w/o?|with|without)(?![a-z])"
+    r"|优化前|优化后|修改前|修改后|原始|原版|旧|新|静态图|动态图",
+)
+_BASELINE_WORD = re.compile(
+    r"(?<![a-z])(before|develop|dev|base|baseline|origin|original|old|w/o|without|ref|reference)"
+    r"(?![a-z])|优化前|修改前|原始|原版|旧"
+)
+_NEW_WORD = re.compile(
+    r"(?<![a-z])(after|this\s*pr|pr|new|opt|optimized|optimised|ours|w/|with)(?![a-z/])"
+    r"|优化后|修改后|新"
+)
+_THREADS_LABEL = re.compile(r"^(\d+)\s*(?:threads?|线程)$|^(?:threads?|线程数?)\s*[=:]?\s*(\d+)$")
+
+
+def variant_label(header: str) -> bool:
+    """Whether a header names a variant: a framework, a before/after word, a precision, a
+    thread count ("paddle", "this PR", "优化后", "FP16", "4 threads", "paddle 2.3")."""
+    low = norm_header(header)
+    return bool(
+        _VARIANT_WORD.search(low)
+        or _FRAMEWORK_WORD.search(low)
+        or _PRECISION_WORD.search(low)
+        or _THREADS_LABEL.match(low)
+    )
+
+
+def variant_rank(label: str) -> int:
+    """Which side of a comparison a variant is on: 0 a baseline (before, develop, old, 优化前,
+    w/o), 1 a competitor framework (pytorch, tensorflow), 2 anything else, 3 the change
+    (after, this PR, new, opt, 优化后, w/). The lowest ranked is the "before" of a claim."""
+    low = norm_header(label)
+    if _BASELINE_WORD.search(low):
+        return 0
+    if _NEW_WORD.search(low):
+        return 3
+    fw = framework_in(low)
+    if fw is not None and fw != "paddle":
+        return 1
+    return 2
+
+
+def variant_word(header: str) -> bool:
+    """A before/after word (develop, this PR, old, 优化后...), not a framework or precision."""
+    return bool(_VARIANT_WORD.search(norm_header(header)))
+
+
+def threads_of(label: str) -> int | None:
+    m = _THREADS_LABEL.match(norm_header(label))
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+# Derived columns: speedups, differences, ratios (claims, never measurements).
+DERIVED_HEADER = re.compile(
+    r"speed\s*-?\s*up|加速|提升|ratio|diff|gap|差距|差异|对比|faster|slower|improve|gain|"
+    r"reduction|倍数|相对|vs\.?(?![a-z])"
+)
+# Accuracy columns: never times.
+ACCURACY_HEADER = re.compile(
+    r"(?<![a-z])(acc|accuracy|map|top-?1|top-?5|loss|bleu|f1|auc|precision@|recall|iou|ppl|"
+    r"perplexity|wer|cer)(?![a-z])|精度|准确率|召回"
+)
+# Model-size columns of llama-bench and friends: the model's size, not a measurement.
+SIZE_HEADERS = frozenset(
+    {"size", "params", "param", "parameters", "model size", "参数量", "n_params", "#params"}
+)
+
+
+def derived_figure(cell: str) -> tuple[float | None, float | None] | None:
+    """(speedup, percent) a derived cell states: "2.2x" -> (2.2, None), "faster than 96.58%"
+    -> (None, 96.58), "slower than 3%" / "慢3%" -> (None, -3.0), "-2.89%" -> (None, -2.89),
+    "慢49.0x" -> (1/49, None), "1.36" -> (1.36, None); None when the cell states none."""
+    text = clean_cell(cell).replace(",", "")
+    low = text.lower()
+    # "slower than 3%", "慢49.0x", "差于 10.4%" (worse than), "落后 5%" (behind)
+    slower = bool(re.search(r"slower|worse|behind|慢|下降|降低|差于|劣于|落后|不如", low))
+    m = re.search(r"([-+]?\d+(?:\.\d+)?)\s*[x×倍]", low)
+    if m:
+        value = float(m.group(1))
+        if slower and value > 0:
+            return 1 / value, None
+        return value, None
+    m = re.search(r"([-+]?\d+(?:\.\d+)?)\s*%", low)
+    if m:
+        value = float(m.group(1))
+        return None, -abs(value) if slower else value
+    m = re.fullmatch(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", low)
+    if m:
+        return float(low), None
+    return None

@@ -117,7 +117,6 @@ context above it is looked at once, within MAX_CONTEXT_CHARS.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shlex
@@ -127,6 +126,7 @@ from datetime import datetime
 from typing import Any
 
 from ingest.parsers.cells import percentile_stat
+from ingest.parsers.jsonscan import cut_object, find_object
 from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
@@ -145,8 +145,6 @@ ANCHORS: tuple[str, ...] = (
 
 MAX_BLOCK_LINES = 300  # a serving block has ~40 lines; a spec-decode one a few more
 MAX_CONTEXT_CHARS = 64 * 1024  # how far above a result its command and Namespace may be
-MAX_JSON_CHARS = 256 * 1024 * 1024  # a --save-detailed result can be large
-_JSON_TRIES = 64  # "{" positions tried back from a key before giving up
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("serve", re.compile(r"Serving Benchmark Result")),
@@ -1019,39 +1017,6 @@ def _throughput_line(doc: DocText, pos: int, context_start: int) -> tuple[list[I
 
 # -- JSON results -------------------------------------------------------------------------
 
-_DECODER = json.JSONDecoder()
-_OBJECT_HEAD = re.compile(r'\{\s*"')
-
-
-def _decode_at(text: str, start: int) -> tuple[Any, int]:
-    """The JSON value opening at start and its end; a slice at a time, never the whole text
-    (a JSON error counts the lines before its position)."""
-    size = 1 << 16
-    while True:
-        chunk = text[start : start + size]
-        try:
-            value, n = _DECODER.raw_decode(chunk)
-        except json.JSONDecodeError as e:
-            near_end = e.pos >= len(chunk) - 64 or e.msg.startswith("Unterminated string")
-            if start + size >= len(text) or not near_end or size >= MAX_JSON_CHARS:
-                raise
-            size *= 8
-            continue
-        return value, start + n
-
-
-def _nested_value(text: str, brace: int) -> bool:
-    """A "{" that opens the value of a key (``"server_info": {``): not a result's start."""
-    i = brace - 1
-    while i >= 0 and text[i] in " \t\r\n":
-        i -= 1
-    if i < 0 or text[i] != ":":
-        return False
-    i -= 1
-    while i >= 0 and text[i] in " \t":
-        i -= 1
-    return i >= 0 and text[i] == '"'  # a quoted key before the colon, not "result:"
-
 
 def _json_kind(obj: dict[str, Any]) -> str:
     if "request_throughput" in obj and any(
@@ -1065,69 +1030,16 @@ def _json_kind(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _find_object(
-    text: str, key_pos: int, key: str, floor: int, tried: set[int]
-) -> tuple[dict[str, Any], int, int, bool] | tuple[None, int, int, bool]:
-    """The object holding the key at key_pos: (obj, start, end, joined).
-
-    (None, start, -1, False) when the nearest candidate never reads (cut), (None, -1, -1,
-    False) when no object holds the key. ``joined``: read only with its line breaks
-    removed (a terminal wrapped it mid-token).
-    """
-    brace = key_pos
-    first_failed = -1
-    for _ in range(_JSON_TRIES):
-        brace = text.rfind("{", floor, brace)
-        if brace < 0:
-            break
-        if _nested_value(text, brace):
-            continue
-        try:
-            obj, end = _decode_at(text, brace)
-        except ValueError:
-            if first_failed < 0:
-                first_failed = brace
-            continue
-        if isinstance(obj, dict) and end > key_pos and key in obj:
-            return obj, brace, end, False
-    if first_failed < 0 or first_failed in tried or not _OBJECT_HEAD.match(text, first_failed):
-        return None, -1, -1, False
-    if "\n\n" in text[first_failed:key_pos].replace(" ", "").replace("\t", ""):
-        return None, -1, -1, False  # a "{" paragraphs above the key opens no object of it
-    tried.add(first_failed)
-    # A wrapped paste: the object's lines joined. It ends at the first "}" line end after
-    # the key that makes it read.
-    limit = min(len(text), first_failed + (1 << 20))
-    close = text.find("}", key_pos, limit)
-    while close >= 0:
-        joined = text[first_failed : close + 1].replace("\n", "")
-        try:
-            obj = json.loads(joined)
-        except ValueError:
-            close = text.find("}", close + 1, limit)
-            continue
-        if isinstance(obj, dict) and key in obj:
-            return obj, first_failed, close + 1, True
-        break
-    return None, first_failed, -1, False
-
-
 def _json_result(
     doc: DocText, pos: int, context_start: int, tried: set[int]
 ) -> tuple[list[Item], int] | None:
     text = doc.text
     key = text[pos + 1 : text.index('"', pos + 1)]
-    obj, start, end, joined = _find_object(text, pos, key, context_start, tried)
+    obj, start, end, joined = find_object(text, pos, key, context_start, tried)
     if obj is None:
         if start < 0:
             return None
-        line_start, line_end = doc.line_bounds(start)
-        problem = Problem(
-            doc.line_at(start),
-            "benchmark result JSON object is cut or cannot be read",
-            text[line_start : min(line_end, line_start + 2000)],
-            NAME,
-        )
+        problem, line_end = cut_object(doc, start, "benchmark result JSON object", NAME)
         return [problem], max(pos + 1, line_end)
     kind = _json_kind(obj)
     if not kind:

@@ -13,10 +13,18 @@ Three kinds are told apart by their key column:
 - op comparison table: first column op/api/name, value headers "<framework>-<metric> (ms)";
   yields a Measurement per cell with benchmark "op/<name>";
 - results table: first column a dimension (Threads, batch_size, seq_len...) or a model;
-  yields a Measurement per numeric cell of each value column.
+  yields a Measurement per numeric cell of each value column (text columns such as a
+  backend name the series; llama-bench's size/params columns are no measurements);
+- variant table (pr_tables.py): the before/after tables of PRs and issues, variants as
+  columns (develop / this PR, 优化前 / 优化后, paddle / pytorch) or rows (transposed tables,
+  profiler events with a w/ / w/o column), config columns naming the series; yields a
+  Measurement per variant and value, and a Claim per speedup / diff / ratio cell.
 
-A table led by none of these is ordinary prose (a file list, a plan) and is skipped
-without a word, unless it holds values with units, which get a warning. Separator-less
+A table led by a model or a dimension whose value columns are bare variants ("模型 | 优化前
+| 优化后", "thread | FP32 | INT8") is a variant table, not a results table. A table led by
+none of these is ordinary prose (a file list, a plan, a feature matrix, accuracy) and is
+skipped without a word; one that holds numbers and is none of those gets a warning saying
+it was not read. Separator-less
 pipe tables (docs/formats.md section 4 quotes one) are read when their header names a
 unit, because without the separator the unit is the only sign that the lines are a table;
 they are read only when they are of a known kind (no warning), since ASCII tables of other
@@ -28,15 +36,19 @@ cells.py, shared with ws_tables.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
+from ingest.parsers import pr_tables
 from ingest.parsers.cells import (
+    ACCURACY_HEADER,
     CONTEXT_WINDOW,
     FRAMEWORKS,
+    SIZE_HEADERS,
     bullet_pairs,
     dimension_key,
     dimension_value,
@@ -48,8 +60,10 @@ from ingest.parsers.cells import (
     parse_date,
     precision_params,
     read_quantity,
+    split_plus_minus,
     status_of,
     unit_kind,
+    variant_word,
 )
 from ingest.text import DocText
 from perfboard.model import (
@@ -221,12 +235,24 @@ def _read_table(doc: DocText, table: _Table) -> list[Item]:
     row_problems: list[Item] = []
     rows = _checked_rows(table, row_problems)
     keys = [norm_header(h) for h in table.header]
-    if keys[0] in _OP_KEYS:
+    if keys[0] in _OP_KEYS and _framework_metric_headers(table):
         items = _op_table(table, rows)
     elif any(k in _LABEL_KEYS for k in keys):
         items = _phase_table(doc, table, rows)
+    elif table.separated and rows and pr_tables.transposed(table, rows):
+        items = pr_tables.read(doc, table, rows)  # "batch_size | 1 | 4" over variant rows
+    elif (
+        table.separated
+        and (dimension_key(table.header[0]) or keys[0] in _MODEL_KEYS)
+        and pr_tables.variant_columns(table, rows)
+    ):
+        # "模型 | 优化前 | 优化后", "thread | FP32 | INT8": variants without a unit or metric
+        # of their own (the text or the cells give it) are a variant table
+        items = pr_tables.read(doc, table, rows)
     elif dimension_key(table.header[0]) or keys[0] in _MODEL_KEYS:
         items = _results_table(table, rows)
+    elif table.separated and (items := pr_tables.read(doc, table, rows)) is not None:
+        pass  # a variant table: before/after, develop/PR, paddle/pytorch (pr_tables)
     elif table.separated and any(
         header_unit(h) and unit_kind(header_unit(h)) != "ratio" for h in table.header
     ):
@@ -237,8 +263,40 @@ def _read_table(doc: DocText, table: _Table) -> list[Item]:
         return [_problem(table.header_line, reason, table.header_raw, "warning")]
     else:
         items = None
+    if items is None and table.separated and _looks_like_performance(table, rows):
+        reason = (
+            f"table at line {table.header_line} holds numbers, but no column reads as a "
+            "measurement (no unit, variant, metric, model or op names one): not read"
+        )
+        return [_problem(table.header_line, reason, table.header_raw, "warning")]
     # Broken rows matter only in a table that holds values.
     return [] if items is None else row_problems + items
+
+
+_FILE_KEYS = frozenset({"file", "files", "filename", "file name", "path", "文件", "文件名", "路径"})
+_FILE_CELL = re.compile(r"[\w-]\.[A-Za-z][\w]{0,5}$|/")
+
+
+def _looks_like_performance(table: _Table, rows: list[_Row]) -> bool:
+    """Numbers beside the first column, and not clearly another kind of table (accuracy,
+    a file list; a feature matrix or a plan has no numbers)."""
+    if not any(split_number(c.replace(",", "")) is not None for r in rows for c in r.cells[1:]):
+        return False
+    if any(_accuracy(h) for h in table.header):
+        return False
+    firsts = [r.cells[0].strip("`* ") for r in rows if r.cells[0].strip()]
+    files = bool(firsts) and all(_FILE_CELL.search(c) for c in firsts)
+    return not (files or norm_header(table.header[0]) in _FILE_KEYS)
+
+
+def _framework_metric_headers(table: _Table) -> bool:
+    """An op table of "<framework>-<metric> (unit)" headers ("paddle-gpu (ms)"); other op
+    tables (before / after, develop / PR) are variant tables."""
+    for header in table.header[1:]:
+        m = _OP_HEADER.match(norm_header(header))
+        if m and m.group("framework") in FRAMEWORKS:
+            return True
+    return False
 
 
 def _units_named(table: _Table) -> str:
@@ -249,11 +307,17 @@ def _checked_rows(table: _Table, items: list[Item]) -> list[_Row]:
     """Rows with exactly one cell per column; cut rows become Problems and are dropped."""
     width = len(table.header)
     kept: list[_Row] = []
+    # Without outer pipes ("a | b" over "-- | --"), a row's trailing pipe closes nothing:
+    # "float16-8M | 69.240 |" is a row cut short, not one with empty cells.
+    outer = table.header_raw.lstrip().startswith("|")
     for row in table.rows:
         cells = row.cells
+        closed = row.closed and (outer or row.raw.lstrip().startswith("|"))
+        if row.closed and not closed:
+            cells.append("")  # "a | b |": the trailing pipe starts an empty last cell
         while len(cells) > width and cells[-1] == "":
             cells.pop()  # "| - | " at the end of a row: an empty cell after the closing pipe
-        if (len(cells) < width and not row.closed) or _cut_at_end(table, row):
+        if (len(cells) < width and not closed) or _cut_at_end(table, row):
             reason = f"row cut short: {len(cells)} of {width} cells"
             if len(cells) >= width:
                 reason += ", the last one unclosed at the end of the text"
@@ -317,6 +381,8 @@ def _value_columns(
     for index, header in enumerate(table.header):
         if index in skip or _is_ratio_header(header):
             continue  # ratios are derived: they can be recomputed from the values
+        if norm_header(header) in SIZE_HEADERS:
+            continue  # llama-bench "size | params": the model's size, not a measurement
         unit = header_unit(header)
         if not unit:
             kinds = _cell_unit_kinds(rows, index)
@@ -326,7 +392,11 @@ def _value_columns(
                 items.append(_no_unit_problem(table, header))
                 continue
         framework = framework_in(header) or "paddle"
-        columns.append(_ValueColumn(index, header, unit, framework, precision_params(header)))
+        params = precision_params(header)
+        if variant_word(header):
+            # "develop (ms)" beside "this PR (ms)": two variants, two series
+            params["variant"] = re.sub(r"\s*[(（\[][^)）\]]*[)）\]]\s*", " ", header).strip()
+        columns.append(_ValueColumn(index, header, unit, framework, params))
     return columns
 
 
@@ -369,7 +439,22 @@ def _cell_item(
     if q.kind == "ratio":
         return None  # "2.99X" in a column without a ratio header: still a derived number
     metric = column.metric or metric_for(column.header, q.kind)
-    return where.measurement(metric, q.value, q.unit, q.direction, "ok")
+    m = where.measurement(metric, q.value, q.unit, q.direction, "ok")
+    _, spread = split_plus_minus(cell)
+    if spread is not None:
+        # "21.96 ± 0.05": the mean, and the ± part as its std in the same unit
+        with contextlib.suppress(UnitError):
+            m.stats["std"] = read_quantity(spread + _unit_of(cell, column.unit), "").value
+    return m
+
+
+def _unit_of(cell: str, default: str) -> str:
+    """The unit a "value ± spread" cell is in (its own, else the column's)."""
+    main, spread = split_plus_minus(cell)
+    if spread is not None and (after := split_number(spread.replace(",", ""))) and after[1]:
+        return ""  # "92.2 ± 0.5 ms": the spread writes its own unit
+    split = split_number(main.replace(",", ""))
+    return (split[1] if split and split[1] else default) if split else default
 
 
 def _column_unit(column: _ValueColumn) -> tuple[str, str, str]:
@@ -417,11 +502,25 @@ def _results_table(table: _Table, rows: list[_Row]) -> list[Item] | None:
     dims = {i: k for i, h in enumerate(table.header) if (k := dimension_key(h))}
     model_column = norm_header(table.header[0]) in _MODEL_KEYS
     skip = set(dims) | ({0} if model_column else set())
+    if all(_accuracy(h) for i, h in enumerate(table.header) if i not in skip):
+        return None  # "| model | top1 | top5 |": an accuracy table, no measurements
     columns = _value_columns(table, rows, skip, items)
     if not columns and not items:
         return None
+    _tell_apart(columns)
+    # Text columns (backend, test, 后端) name the series of the values beside them.
+    valued = {c.index for c in columns} | skip
+    texts = {
+        i: "_".join(norm_header(h).split()) or "config"
+        for i, h in enumerate(table.header)
+        if i not in valued and not _cell_unit_kinds(rows, i) and not _accuracy(h)
+    }
     for row in rows:
-        params: dict[str, ParamValue] = {}
+        params: dict[str, ParamValue] = {
+            key: row.cells[i].strip("`* ")
+            for i, key in texts.items()
+            if not is_empty_cell(row.cells[i])
+        }
         for index, key in dims.items():
             value = dimension_value(row.cells[index])
             if value is None:
@@ -430,12 +529,35 @@ def _results_table(table: _Table, rows: list[_Row]) -> list[Item] | None:
                 break
             params[key] = value
         else:
-            benchmark = row.cells[0] if model_column else ""
+            benchmark = pr_tables.model_name(row.cells[0]) if model_column else ""
             for column in columns:
                 item = _cell_item(row.cells[column.index], column, row, benchmark, params)
                 if item is not None:
                     items.append(item)
     return items
+
+
+def _accuracy(header: str) -> bool:
+    return bool(ACCURACY_HEADER.search(norm_header(header)))
+
+
+def _tell_apart(columns: list[_ValueColumn]) -> None:
+    """Two value columns that would give one series ("每个样本Runtime用时" and
+    "每个样本端到端用时", both latencies): each gets its header as params["variant"]."""
+    groups: dict[tuple[str, str, str], list[_ValueColumn]] = {}
+    for column in columns:
+        kind = unit_kind(column.unit) or "time"
+        key = (
+            column.framework,
+            metric_for(column.header, kind),
+            repr(sorted(column.params.items())),
+        )
+        groups.setdefault(key, []).append(column)
+    for group in groups.values():
+        if len(group) > 1:
+            for column in group:
+                label = re.sub(r"\s*[(（\[][^)）\]]*[)）\]]\s*", " ", column.header).strip()
+                column.params.setdefault("variant", label or column.header)
 
 
 # --- op comparison tables ---------------------------------------------------------------

@@ -372,10 +372,17 @@ def test_unseparated_table_of_unknown_kind_is_left_alone() -> None:
 
 
 def test_table_of_values_with_unknown_first_column_is_a_warning() -> None:
-    text = "| case | latency (ms) |\n|---|---|\n| a | 1 |\n"
+    text = "| item | latency (ms) |\n|---|---|\n| a | 1 |\n"
     [problem] = parse(text_doc(text))
     assert isinstance(problem, Problem)
     assert (problem.line, problem.severity) == (1, "warning")
+
+
+def test_a_case_column_names_the_series_of_the_values_beside_it() -> None:
+    # "case" is a config column of PR tables (pr_tables): its cell goes into params.
+    [m] = parse(text_doc("| case | latency (ms) |\n|---|---|\n| a | 1 |\n"))
+    assert isinstance(m, Measurement)
+    assert (m.metric, m.value, m.unit, m.params) == ("latency", 1.0, "ms", {"case": "a"})
 
 
 # --- op tables, malformed variants ------------------------------------------------------
@@ -466,3 +473,34 @@ def test_a_target_bullet_becomes_the_phase_target_in_its_unit() -> None:
     items = list(md_tables.parse(text_doc(no_number)))
     assert next(i for i in items if isinstance(i, Phase)).target is None
     assert any("has no number" in i.reason for i in items if isinstance(i, Problem))
+
+
+def test_a_model_table_of_bare_variant_columns_is_a_variant_table() -> None:
+    # "模型 | 优化前 | 优化后": the variants name no unit (the text does); the results reader
+    # would call each column unit-less, the variant reader reads the text's unit
+    text = "单位：ms\n\n| 模型 | 优化前 | 优化后 |\n|---|---|---|\n| ResNet50 | 10.5 | 8.1 |\n"
+    items = parse(text_doc(text))
+    got = [(m.benchmark, m.params, m.value, m.unit) for m in only(items, Measurement)]
+    assert got == [
+        ("ResNet50", {"variant": "优化前"}, 10.5, "ms"),
+        ("ResNet50", {"variant": "优化后"}, 8.1, "ms"),
+    ]
+    assert [p.severity for p in only(items, Problem)] == ["warning"]
+
+
+def test_a_model_table_with_units_in_its_headers_stays_a_results_table() -> None:
+    text = "| model | latency (ms) | qps |\n|---|---|---|\n| models/resnet50 | 10.5 | 95 |\n"
+    got = [(m.benchmark, m.metric, m.params) for m in only(parse(text_doc(text)), Measurement)]
+    assert got == [("resnet50", "latency", {}), ("resnet50", "qps", {})]
+
+
+def test_an_accuracy_table_of_models_says_nothing() -> None:
+    text = "| model | top1 | top5 |\n|---|---|---|\n| resnet50 | 76.1 | 92.9 |\n"
+    assert parse(text_doc(text)) == []
+
+
+def test_a_numeric_table_no_reader_takes_says_why() -> None:
+    text = "| name | alpha | beta |\n|---|---|---|\n| x | 0.52 | 0.61 |\n"
+    [warning] = parse(text_doc(text))
+    assert isinstance(warning, Problem) and warning.severity == "warning"
+    assert warning.line == 1 and "not read" in warning.reason

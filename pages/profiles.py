@@ -149,15 +149,8 @@ def event_table(rows: pd.DataFrame, below: int = 0) -> None:
     st.dataframe(shown[columns], hide_index=True, width="stretch", column_config=EVENT_COLUMNS)
 
 
-BLOCK_NAMES = {
-    "memcpy": "GpuMemCpy summary",
-    "nvprof": "nvprof: GPU activities",
-    "event": "Event summary",
-}
-
-
 def block_name(block: str) -> str:
-    return BLOCK_NAMES.get(block, block.replace("nvprof ", "nvprof: ") + " calls")
+    return profiles.BLOCK_LABELS.get(block, block.replace("nvprof ", "nvprof: ") + " calls")
 
 
 def nested_events(rows: pd.DataFrame) -> None:

@@ -75,7 +75,9 @@ else:
                 delta=f"{row.after - row.before:+.3g} {row.unit} ({row.reduction:.1%} faster)",
                 delta_color="inverse",
             )
-    st.dataframe(mine[shown], hide_index=True, width="stretch", column_config=columns)
+    # Only what is known of this PR: a PR no phase names has no milestone columns to show.
+    known = [c for c in shown if c == "link" or mine[c].notna().any()]
+    st.dataframe(mine[known], hide_index=True, width="stretch", column_config=columns)
     repo = first.pr_repo if isinstance(first.pr_repo, str) else None
     claimed = query(queries.pr_claims)
     claimed = claimed[(claimed.pr_number == choice) & ((claimed.pr_repo == repo) | (repo is None))]
@@ -85,11 +87,28 @@ else:
     else:
         # Claimed beside measured: the milestones above are what the team's tables measured.
         st.dataframe(
-            claimed[["before", "after", "unit", "percent", "raw", "source", "line"]],
+            claimed[["before", "after", "unit", "percent", "speedup", "raw", "source", "line"]],
             hide_index=True,
             width="stretch",
             column_config={
                 "percent": st.column_config.NumberColumn("claimed gain", format="%.1f%%"),
+                "speedup": st.column_config.NumberColumn("claimed speedup", format="%.3gx"),
+                "raw": st.column_config.TextColumn("as written", width="large"),
+            },
+        )
+    on_page = query(queries.pr_page_measurements, repo, int(choice))
+    if not on_page.empty:
+        st.subheader("What its page measured")
+        st.caption(
+            "Read from the PR's description and comments (a before/after table, a benchmark's"
+            " output): each value with its variant and the line it came from."
+        )
+        st.dataframe(
+            on_page.fillna(""),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "value": st.column_config.NumberColumn("value", format="%.4g"),
                 "raw": st.column_config.TextColumn("as written", width="large"),
             },
         )

@@ -20,6 +20,7 @@ FILTERS = {
     "batch_size": "batch size",
     "seq_len": "seq len",
     "threads": "threads",
+    "stat": "statistic",  # p50, p99, mean ... of one metric: pick two to draw side by side
     "project": "project",
 }
 
@@ -131,11 +132,13 @@ st.download_button(
     mime="text/csv",
 )
 st.subheader("Series")
+# Only the parameters these series have: an empty column would read "None" on every row.
+params_held = [p for p in X_PARAMS if shown[p].notna().any()]
 st.dataframe(
     shown[
         [
             "series",
-            *X_PARAMS,
+            *params_held,
             "unit",
             "points",
             "ok_points",

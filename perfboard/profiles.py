@@ -56,7 +56,25 @@ PASS_STATUSES = (
     "no pass log in A",
     "no pass log in B",
 )
-_BLOCK_ORDER = {"event": 0, "nvprof": 1, "memcpy": 2}
+_BLOCK_ORDER = {"event": 0, "torch": 0, "nvprof": 1, "nsys": 1, "memcpy": 2}
+# The block that stands for a run, in this order of preference: Paddle's Event Summary,
+# nvprof's GPU activities, a PyTorch profiler table (self CPU, else self device time),
+# Nsight Systems' kernel summary, then the others (GpuMemCpy, nsys API / NVTX / memory).
+MAIN_BLOCKS = ("event", "nvprof", "torch", "torch device", "nsys kernels", "memcpy")
+# What a block is, for a reader (pages label the blocks with it).
+BLOCK_LABELS = {
+    "event": "Event summary",
+    "memcpy": "GpuMemCpy summary",
+    "nvprof": "nvprof: GPU activities",
+    "torch": "PyTorch profiler: self CPU time per op",
+    "torch device": "PyTorch profiler: self device time per op",
+    "nsys kernels": "Nsight Systems: GPU kernels",
+    "nsys api": "Nsight Systems: CUDA API calls",
+    "nsys memory": "Nsight Systems: GPU memory operations (time)",
+    "nsys nvtx": "Nsight Systems: NVTX ranges",
+    "nsys osrt": "Nsight Systems: OS runtime calls",
+    "nsys gpu": "Nsight Systems: GPU kernels and memory operations",
+}
 _PATH_SEP = "\x1f"  # joins the names of a path: a character no event name holds
 
 
@@ -214,7 +232,7 @@ def main_block(events: pd.DataFrame) -> str | None:
     if events.empty:
         return None
     blocks = set(_blocks(_with_place(events)))
-    for block in ("event", "nvprof", "memcpy"):
+    for block in MAIN_BLOCKS:
         if block in blocks:
             return block
     return sorted(blocks)[0]
@@ -235,6 +253,16 @@ def layout(events: pd.DataFrame) -> str:
         return "no profile"
     if block.startswith("nvprof"):
         return "nvprof summary (GPU kernels)"
+    if block.startswith("nsys"):
+        return f"Nsight Systems summary ({BLOCK_LABELS.get(block, block).split(': ')[-1]})"
+    if block == "torch":
+        rows = _with_place(events)
+        rows = rows[rows["section"] == block]
+        if "gpu_time" in rows.columns and (rows["gpu_time"].fillna(0) > 0).any():
+            return "PyTorch profiler table (self CPU and device time)"
+        return "PyTorch profiler table (self CPU time)"
+    if block == "torch device":
+        return "PyTorch profiler table (self device time only)"
     if block == "memcpy":
         return "GpuMemCpy summary without an event table"
     rows = _with_place(events)
@@ -544,7 +572,8 @@ def layout_notes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
         if total and not total.complete:
             notes.append(
                 f"{name}'s table was cut: its rows list {total.coverage:.0%} of the "
-                f"{ms_text(total.total)} its report totals (by Paddle's own Ratio column); "
+                f"{ms_text(total.total)} its report totals (by the report's own share "
+                "column: Paddle's Ratio, nvprof's or nsys' Time (%), PyTorch's Self CPU %); "
                 f"an event missing from {name} may be one below its last row "
                 f"({ms_text(total.smallest)})."
             )

@@ -13,6 +13,12 @@
     max RSS.
 (c) the ROWS file ingested again, unchanged: the time, and that the store file did not
     change.
+(d) 1,000 JSON result files of today's tools (vLLM --save-result, Google Benchmark,
+    pytest-benchmark, hyperfine, asv, llama-bench), made from the real samples in
+    tests/fixtures with their numbers scaled, ingested as one folder with `ingest auto`,
+    against a bare loop that opens and json.loads every file.
+(e) a 100 MB Nsight Systems CSV (`nsys stats --format csv`, the GPU trace of a long run),
+    against a bare `for line in f` loop and pyarrow's CSV reader over the same file.
 
 The ingest runs with --no-detect: (a) and (b) compare reading and storing with their
 ceilings. The change detection an ingest runs afterwards on the series it touched is
@@ -103,6 +109,81 @@ def write_log(path: Path, megabytes: float) -> int:
     return latencies
 
 
+# The real JSON documents (d) is made of: each copied 1000 / len(...) times, numbers scaled.
+TOOL_JSON = (
+    "tests/fixtures/modern/samples/vllm-result-json_vllm-ascend-qwen3-vl-report.json",
+    "tests/fixtures/modern/samples/gbench-json_github-action-benchmark-googlecpp_output.json",
+    "tests/fixtures/modern/samples/pytest-benchmark-json_github-action-benchmark-pytest_output.json",
+    "tests/fixtures/modern/samples/hyperfine-json_hyperfine-pr-176.json",
+    "tests/fixtures/modern/samples/asv-results-v2_mjwarp-asv-039bc13d.json",
+    "tests/fixtures/modern/llama_bench/llama-bench-json_ggml-org-llama.cpp-test.json",
+)
+
+
+def _scaled(value: object, factor: float) -> object:
+    if isinstance(value, float):
+        return value * factor
+    if isinstance(value, list):
+        return [_scaled(v, factor) for v in value]
+    if isinstance(value, dict):
+        return {k: _scaled(v, factor) for k, v in value.items()}
+    return value
+
+
+def write_tool_json(folder: Path, files: int) -> None:
+    """`files` JSON documents of today's tools, round robin over TOOL_JSON."""
+    rng = random.Random(13)
+    folder.mkdir()
+    templates = [
+        (Path(name).stem, json.loads((ROOT / name).read_text(encoding="utf-8")))
+        for name in TOOL_JSON
+        if (ROOT / name).exists()
+    ]
+    for i in range(files):
+        stem, doc = templates[i % len(templates)]
+        scaled = _scaled(doc, rng.uniform(0.9, 1.1))
+        (folder / f"{i:04d}-{stem}.json").write_text(json.dumps(scaled, indent=1))
+
+
+NSYS_TRACE_HEADER = (
+    "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),"
+    "DymSMem (MB),Bytes (MB),Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
+)
+NSYS_KERNELS = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>,"
+    " at::detail::Array<char *, 3>>(int, T2, T3)",
+    "ampere_sgemm_128x64_tn",
+    "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false,"
+    " cutlass::half_t>, false, false, false, false, true, true, false>(Flash_fwd_params)",
+    "void cutlass::Kernel<cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn_align8>"
+    "(T1::Params)",
+    "void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float>(long, float,"
+    " const T1 *, T1 *, T1 *)",
+)
+
+
+def write_nsys_trace(path: Path, megabytes: float) -> int:
+    """A `nsys stats --report cuda_gpu_trace --format csv` of about `megabytes`; its rows."""
+    rng = random.Random(17)
+    target = int(megabytes * 1e6)
+    rows = written = 0
+    start = 1_000_000_000
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(NSYS_TRACE_HEADER)
+        while written < target:
+            name = NSYS_KERNELS[rows % len(NSYS_KERNELS)]
+            duration = rng.randrange(2_000, 400_000)
+            line = (
+                f"{start},{duration},{rows + 120},{rng.randrange(1, 4096)},1,1,128,1,1,"
+                f'{rng.randrange(16, 255)},0.000,0.000,,,,,0,1,7,"{name}"\n'
+            )
+            out.write(line)
+            written += len(line)
+            start += duration + rng.randrange(500, 5_000)
+            rows += 1
+    return rows
+
+
 def run_timed(code: str) -> dict[str, float]:
     """Run Python code in a fresh process; it prints a JSON dict of its own figures."""
     done = subprocess.run(
@@ -143,9 +224,11 @@ seconds = time.perf_counter() - t
 import duckdb
 c = duckdb.connect({db!r}, read_only=True)
 n = c.execute("SELECT count(*) FROM measurements").fetchone()[0]
+events = c.execute("SELECT count(*) FROM profile_events").fetchone()[0]
 peak = max(resource.getrusage(who).ru_maxrss for who in
            (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))  # workers too
-print(json.dumps({{"seconds": seconds, "rows": n, "status": status, "peak_mb": peak / 1024}}))
+print(json.dumps({{"seconds": seconds, "rows": n, "events": events, "status": status,
+                  "peak_mb": peak / 1024}}))
 """
 
 BARE_LOOP = """
@@ -283,21 +366,97 @@ def bench_log(work: Path, megabytes: float, repeat: int) -> None:
     )
 
 
+BARE_JSON_FILES = """
+import json, os, time
+t = time.perf_counter()
+n = 0
+for name in sorted(os.listdir({path!r})):
+    with open(os.path.join({path!r}, name), "rb") as f:
+        json.loads(f.read())
+    n += 1
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n}}))
+"""
+
+BARE_ARROW_CSV = """
+import json, time
+t = time.perf_counter()
+import pyarrow.csv
+n = pyarrow.csv.read_csv({path!r}).num_rows
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n}}))
+"""
+
+
+def bench_tool_json(work: Path, files: int, repeat: int) -> None:
+    folder = work / "tool-json"
+    write_tool_json(folder, files)
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    db = work / "tools.duckdb"
+    runs = interleaved(
+        repeat,
+        [
+            ("loop", lambda: BARE_JSON_FILES.format(path=str(folder)), None),
+            ("ours", lambda: INGEST.format(kind="auto", path=str(folder), db=str(db)), fresh(db)),
+        ],
+    )
+    loop_s, ours_s = median(runs["loop"]), median(runs["ours"])
+    rows = int(runs["ours"][0]["rows"])
+    print(
+        f"(d) {files:,} JSON results of today's tools ({size / 1e6:.0f} MB), {rows:,} measurements"
+    )
+    print(f"    bare open + json.loads loop  : {loop_s:6.2f} s  {files / loop_s:7.0f} files/s")
+    print(
+        f"    ingest auto FOLDER, end to end: {ours_s:6.2f} s  {files / ours_s:7.0f} files/s"
+        f"  = {loop_s / ours_s:.2f} of the loop, peak {median(runs['ours'], 'peak_mb'):.0f} MB"
+    )
+
+
+def bench_nsys_csv(work: Path, megabytes: float, repeat: int) -> None:
+    path = work / "cuda_gpu_trace.csv"
+    kernels = write_nsys_trace(path, megabytes)
+    db = work / "nsys.duckdb"
+    runs = interleaved(
+        repeat,
+        [
+            ("loop", lambda: BARE_LOOP.format(path=str(path)), None),
+            ("arrow", lambda: BARE_ARROW_CSV.format(path=str(path)), None),
+            ("ours", lambda: INGEST.format(kind="auto", path=str(path), db=str(db)), fresh(db)),
+        ],
+    )
+    loop_s, arrow_s, ours_s = (median(runs[k]) for k in ("loop", "arrow", "ours"))
+    size = path.stat().st_size
+    events = int(runs["ours"][0]["events"])
+    print(
+        f"(e) {size / 1e6:.0f} MB nsys cuda_gpu_trace CSV, {kernels:,} kernel launches"
+        f" -> {events} kernel rows"
+    )
+    print(f"    bare `for line in f` loop    : {loop_s:6.2f} s  {size / loop_s / 1e9:5.2f} GB/s")
+    print(f"    pyarrow.csv.read_csv         : {arrow_s:6.2f} s  {size / arrow_s / 1e9:5.2f} GB/s")
+    print(
+        f"    ingest auto, end to end      : {ours_s:6.2f} s  {size / ours_s / 1e9:5.2f} GB/s"
+        f"  = {loop_s / ours_s:.2f} of the loop, peak {median(runs['ours'], 'peak_mb'):.0f} MB"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=textwrap.dedent(__doc__ or "").split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--log-mb", type=float, default=500)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, help="keep the generated files here")
-    parser.add_argument("--only", choices=("results", "log"), help="run one part only")
+    parser.add_argument("--json-files", type=int, default=1000)
+    parser.add_argument("--nsys-mb", type=float, default=100)
+    parser.add_argument("--only", choices=("results", "log", "tools"), help="run one part only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.out) as folder:
         work = Path(folder)
         started = time.perf_counter()
-        if args.only != "log":
+        if args.only in (None, "results"):
             bench_results(work, args.rows, args.repeat)
-        if args.only != "results":
+        if args.only in (None, "log"):
             bench_log(work, args.log_mb, args.repeat)
+        if args.only in (None, "tools"):
+            bench_tool_json(work, args.json_files, args.repeat)
+            bench_nsys_csv(work, args.nsys_mb, args.repeat)
         print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -40,7 +40,7 @@ def test_overview_lists_what_the_demo_holds(monkeypatch: pytest.MonkeyPatch, dem
         "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM sources)"
     ).fetchone()
     assert metrics["Series"] == f"{n_series:,}"
-    assert metrics["Sources"] == f"{n_sources:,}" and n_sources == 24
+    assert metrics["Sources"] == f"{n_sources:,}" and n_sources == 30
 
     phases = next(f for f in frames(at) if "progress" in f.columns)
     assert phases[["name", "owner", "platform", "baseline", "latest"]].values.tolist() == [
@@ -52,7 +52,18 @@ def test_overview_lists_what_the_demo_holds(monkeypatch: pytest.MonkeyPatch, dem
     assert prs.PR[0] == "https://github.com/PaddlePaddle/Paddle/pull/22424"
 
     headline = next(f for f in frames(at) if "vs last week" in f.columns)
-    assert set(headline.project) == {"ernie", "bert-qat", "model-benchmark", "op-benchmark"}
+    assert set(headline.project) == {
+        "ernie",
+        "bert-qat",
+        "model-benchmark",
+        "op-benchmark",
+        # the outputs of today's tools beside them (vLLM and llama-bench, trtexec, a PR's
+        # before/after table, the PyTorch profiler's totals)
+        "llm-serving",
+        "tensorrt",
+        "ops",
+        "pytorch",
+    }
 
     latest = next(f for f in frames(at) if "latest" in f.columns and "source_url" in f.columns)
     qa = latest[(latest.benchmark == "ernie") & (latest.params.str.contains("seq_len=512"))]
@@ -198,8 +209,10 @@ def test_pull_requests_lists_the_phase_prs_and_opens_one(
 ) -> None:
     at = run_page(monkeypatch, demo_db, "pages/pull_requests.py")
     every = next(f for f in frames(at) if "link" in f.columns)
-    # The phase table's PR with its measured step first, then the 15 PRs of pulls-known.csv.
-    assert len(every) == 16
+    # The phase table's PR with its measured step first, then the 15 PRs of pulls-known.csv
+    # and the 4 whose pages are stored documents (PaddlePaddle/benchmark#222's analysis
+    # output, a PR's before/after table, vLLM's and llama.cpp's benchmark runs).
+    assert len(every) == 20
     step = every.iloc[0]
     assert (step.link, step.milestone, step.before, step.after) == (
         "https://github.com/PaddlePaddle/Paddle/pull/22424",
@@ -443,6 +456,28 @@ def test_a_pr_view_sets_the_claimed_effect_beside_the_measured_one(
     assert claimed.source.iloc[0] == "data/samples/paddle-pr-22494_2020-02-07_nhzlx_description.md"
     measured_step = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22424")
     assert "No claim read" in all_text(measured_step)  # #22424's own text is not in the store
+
+
+def test_a_pr_view_shows_the_before_after_table_of_its_description(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    """PR #25523's description is a before/after table: what it measured per variant, and
+    its speed-up column as what it claims (never as a latency)."""
+    at = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="25523")
+    measured = next(f for f in frames(at) if "variant" in f.columns)
+    assert measured[["variant", "value", "unit"]].values.tolist()[:2] == [
+        ["before", 0.012141, "ms"],
+        ["after", 0.005447, "ms"],
+    ]
+    assert "input_shape=[16L, 800L]" in measured.series.iloc[0]
+    claimed = next(f for f in frames(at) if "speedup" in f.columns)
+    assert claimed[["before", "after", "speedup"]].values.tolist() == [
+        [0.012141, 0.005447, 2.2],
+        [0.276627, 0.198814, 1.4],
+        [0.012747, 0.006055, 2.1],
+    ]
+    # its title and author from the document's metadata (no sync knows this PR)
+    assert "slice\\_grad FP16\\: before / after table · zhangting2020" in all_text(at)
 
 
 def test_report_and_trends_keep_every_pick_in_the_url(

@@ -526,5 +526,9 @@ def test_the_demo_loads_its_prs_from_the_recorded_files(demo_db: Path) -> None:
         [22486, 10.0, 9.5],
         [22494, 9.5, 8.4],
         [22494, 8.4, 7.8],
+        # the before/after table of #25523's description, one claim per row
+        [25523, 0.012141, 0.005447],
+        [25523, 0.276627, 0.198814],
+        [25523, 0.012747, 0.006055],
     ]
     assert (ROOT / "data" / "github" / "README.md").exists()

@@ -30,6 +30,7 @@ TRICKY_PARAMS = [
     '{"$.x": 3, "a.b": "dotted", "q\\"uote": "v", "中文": "值"}',
     '{"parameters": "x (Variable) - dtype: float32, shape: [16, 128]", "config_id": 0}',
     '{"precision": 16, "<svg onload=alert(1)>": "**bold**"}',
+    '{"backend": "openai-chat", "stat": "p99", "request_rate": 4, "precision": "fp16"}',
 ]
 
 
@@ -85,6 +86,11 @@ def test_a_label_is_readable(tricky: duckdb.DuckDBPyConnection) -> None:
     assert labels[8] == 'ernie · latency · paddle · $.x=3, a.b=dotted, q"uote=v, 中文=值'
     # The op's printed argument list is left out: its config id names the config.
     assert labels[9] == "ernie · latency · paddle · config_id=0"
+    # The statistic of today's tools in its own place, after the precision: p50 and p99
+    # of one metric read as the same series but for it.
+    assert (
+        labels[11] == "ernie · latency · paddle · fp16 · p99 · backend=openai-chat, request_rate=4"
+    )
     # Params that are not an object have no key=value to give.
     assert labels[:4] == [
         "ernie · latency · paddle",

@@ -163,7 +163,7 @@ def test_the_demo_ingested_into_a_lake_is_the_demo_of_a_file_store(
         in_file = content(conn)
     assert broken == dict.fromkeys(broken, 0)
     assert in_lake == in_file
-    assert len(in_lake["measurements"]) == 107 and len(in_lake["sources"]) == 24
+    assert len(in_lake["measurements"]) == 171 and len(in_lake["sources"]) == 30
     assert len(in_lake["series_noise"]) > 100 and len(in_lake["pull_requests"]) > 10
     assert files > 0 and list((tmp_path / "lake-data").rglob("*.parquet"))
     # Re-ingesting the same documents changes nothing.
@@ -228,7 +228,7 @@ def test_several_ingests_writing_at_once_store_what_one_at_a_time_stores(
     assert broken == dict.fromkeys(broken, 0)
     assert in_lake == in_file
     assert sum(1 for row in in_lake["sources"] if row[0].endswith(".jsonl")) == 2
-    assert len(in_lake["measurements"]) == 2000 + 2400 + 107
+    assert len(in_lake["measurements"]) == 2000 + 2400 + 171
     print(f"four ingests at once into the lake: {took:.1f} s")
 
 
@@ -275,7 +275,7 @@ def test_the_dashboard_reads_the_lake_and_shows_new_data_without_a_restart(
         n_series, n_sources = conn.execute(
             "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM sources)"
         ).fetchone()
-    assert metrics["Sources"] == f"{n_sources:,}" == "24"
+    assert metrics["Sources"] == f"{n_sources:,}" == "30"
     assert metrics["Series"] == f"{n_series:,}"
 
     for page in ("trends", "phases", "pull_requests", "alerts", "compare", "sources"):
@@ -291,7 +291,7 @@ def test_the_dashboard_reads_the_lake_and_shows_new_data_without_a_restart(
     assert db.data_version(lake_uri) > before
     at.run()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Sources"] == "25"
+    assert metrics["Sources"] == "31"
     assert metrics["Series"] == f"{n_series + 30:,}"
 
     # A triage from the dashboard is a write under the writers' lock too.

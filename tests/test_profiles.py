@@ -321,6 +321,31 @@ def test_nvprof_kernels_are_not_matched_with_paddle_ops() -> None:
     assert profiles.layout(kernels) == "nvprof summary (GPU kernels)"
 
 
+def test_torch_and_nsys_sections_are_blocks_of_their_own() -> None:
+    # A PyTorch table's self times add up (ratio = Self CPU %); nsys' kernels stand for a
+    # run that has API calls and NVTX ranges too.
+    torch_rows = frame(
+        {"event": "aten::mm", "section": "torch", "total": 518.336, "ratio": 0.9983},
+        {"event": "aten::matmul", "section": "torch", "total": 0.890805, "ratio": 0.0017},
+        {"event": "gemm", "section": "torch", "total": 0.0, "gpu_time": 239.3, "ratio": 0.0},
+    )
+    assert profiles.main_block(torch_rows) == "torch"
+    assert profiles.layout(torch_rows) == "PyTorch profiler table (self CPU and device time)"
+    (total,) = profiles.block_totals(torch_rows).values()
+    assert total.total == pytest.approx(519.2, rel=1e-2) and total.complete
+    nsys_rows = frame(
+        {"event": "cudaLaunchKernel", "section": "nsys api", "total": 1662.3, "ratio": 0.275},
+        {"event": "gemm", "section": "nsys kernels", "total": 75.3, "ratio": 0.208},
+        {"event": ":loop", "section": "nsys nvtx", "place": "PushPop", "total": 4208.6},
+    )
+    assert profiles.main_block(nsys_rows) == "nsys kernels"
+    assert profiles.layout(nsys_rows) == "Nsight Systems summary (GPU kernels)"
+    assert list(profiles.breakdown(nsys_rows).block) == ["nsys api", "nsys kernels", "nsys nvtx"]
+    notes = profiles.layout_notes(torch_rows, nsys_rows)
+    assert any("none is matched" in n for n in notes)
+    assert set(profiles.BLOCK_LABELS) >= {"torch", "torch device", "nsys kernels", "nsys api"}
+
+
 # -- IR passes --------------------------------------------------------------------------------
 
 
@@ -381,7 +406,15 @@ def demo(demo_db: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def test_profile_runs_of_the_demo(demo: duckdb.DuckDBPyConnection) -> None:
     runs = queries.profile_runs(demo)
-    assert len(runs) == 4  # the two ERNIE reports, the Transformer timeline, the nvprof op run
+    # the two ERNIE reports, the Transformer timeline, the nvprof op run; today's tools: an
+    # nsys stats report and the PyTorch profiler recipe's tables
+    assert len(runs) == 6
+    by_uri = runs.set_index("uri")
+    nsys = by_uri.loc["data/samples/nanomoe_nsys-stats-report.md"]
+    assert nsys.sections == "nsys api,nsys kernels,nsys nvtx" and nsys.has_gpu
+    assert nsys.total == pytest.approx(362.8, abs=0.05)  # its GPU kernels, in ms
+    torch = by_uri.loc["data/samples/pytorch-tutorials_profiler-recipe-table.txt"]
+    assert torch.sections == "torch,torch device" and torch.events == 20
     runs["key"] = [profiles.run_key(s, r) for s, r in zip(runs.source_id, runs.run, strict=True)]
     fusion = runs[runs.key == key_of(demo, FUSION)].iloc[0]
     assert (fusion.project, fusion.benchmark, fusion.events, fusion.passes, fusion.fired) == (

@@ -28,7 +28,12 @@ from perfboard.queries.labels import series_labels
 from perfboard.queries.ops import op_history, op_results
 from perfboard.queries.profiles import profile_events, profile_passes, profile_runs
 from perfboard.queries.progress import milestones, phases, project_milestones
-from perfboard.queries.prs import pr_claims, pr_measurements, referenced_prs
+from perfboard.queries.prs import (
+    pr_claims,
+    pr_measurements,
+    pr_page_measurements,
+    referenced_prs,
+)
 from perfboard.queries.report import (
     report_weeks,
     week_gaps,
@@ -69,6 +74,7 @@ __all__ = [
     "phases",
     "pr_claims",
     "pr_measurements",
+    "pr_page_measurements",
     "profile_events",
     "profile_passes",
     "profile_runs",

@@ -1,10 +1,11 @@
 """SQL fragments more than one query module writes the same way, and the one way a series
 is named: SERIES_LABEL in SQL, series_label for rows already fetched, series_labels by id.
 
-A series' label is benchmark · metric · framework · device · precision · its other params
-as key=value pairs, each part left out when empty: "ernie · latency · paddle · Tesla P4 ·
-batch_size=1, seq_len=128", "bert · latency · paddle · int8 · quantization=qat". Never raw
-JSON, never a null. The project is not part of it (pages show it in a column of its own).
+A series' label is benchmark · metric · framework · device · precision · statistic · its
+other params as key=value pairs, each part left out when empty: "ernie · latency · paddle ·
+Tesla P4 · batch_size=1, seq_len=128", "bert · latency · paddle · int8 · quantization=qat",
+"Llama-3.1-8B-Instruct · ttft · vllm · p99 · backend=openai-chat". Never raw JSON, never a
+null. The project is not part of it (pages show it in a column of its own).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from typing import Any
 
 import duckdb
 
-# Keys a label does not list as key=value: precision has its own place in it, and an op
-# benchmark's "parameters" is its whole printed argument list, too long for a name (its
-# config_id says which config it is).
+# Keys a label does not list as key=value: precision and the statistic (p50, p99, mean of
+# today's tools) have their own places in it, and an op benchmark's "parameters" is its
+# whole printed argument list, too long for a name (its config_id says which config it is).
 PRECISION = "precision"
-NOT_LISTED = (PRECISION, "parameters")
+STAT = "stat"
+NOT_LISTED = (PRECISION, STAT, "parameters")
 
 # A series' params as pages hold them: JSON text (params::VARCHAR), a dict, or missing.
 Params = str | Mapping[str, Any] | None
@@ -34,7 +36,7 @@ _PARAMS_MAP = (
 # "batch_size=1, seq_len=128": a text value unquoted, a JSON null or "" left out.
 _PARAMS_TEXT = f"""nullif(array_to_string(list_transform(
         list_filter(map_entries({_PARAMS_MAP}),
-                    lambda e: e.key NOT IN ('precision', 'parameters')
+                    lambda e: e.key NOT IN ('precision', 'stat', 'parameters')
                               AND coalesce(json_extract_string(e.value, '$'), '') <> ''),
         lambda e: e.key || '=' || json_extract_string(e.value, '$')), ', '), '')"""
 
@@ -44,6 +46,7 @@ _PARAMS_TEXT = f"""nullif(array_to_string(list_transform(
 SERIES_LABEL = f"""concat_ws(' · ', nullif(s.benchmark, ''), nullif(s.metric, ''),
         nullif(s.framework, ''), nullif(s.device, ''),
         nullif(json_extract_string(({_PARAMS_MAP})['precision'], '$'), ''),
+        nullif(json_extract_string(({_PARAMS_MAP})['stat'], '$'), ''),
         {_PARAMS_TEXT})"""
 
 
@@ -73,12 +76,14 @@ def series_label(
     along, so that series differing only in it make one line."""
     values = params_of(params)
     precision = "" if PRECISION in leave_out else _value_text(values.get(PRECISION))
+    stat = "" if STAT in leave_out else _value_text(values.get(STAT))
     parts = (
         benchmark,
         metric,
         framework,
         device,
         precision,
+        stat,
         params_text(values, (*NOT_LISTED, *leave_out)),
     )
     return " · ".join(p for p in parts if isinstance(p, str) and p)

@@ -19,7 +19,8 @@ def profile_runs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     author, project, benchmark (of the run's measurements, when it has any), date (its
     first measurement's time, else the document's date), events, top_events (depth 0),
     sections (comma-separated), place, has_gpu, has_nested, total (ms, the top-level events
-    of its main block: the Event Summary, else nvprof's GPU kernels; what the rows list,
+    of its main block: the Event Summary, else nvprof's GPU kernels, else a PyTorch
+    table's self times, else Nsight Systems' kernels; what the rows list,
     not what a cut table left out), passes, fired (passes that fused a subgraph or more).
     """
     return conn.execute(
@@ -33,7 +34,10 @@ def profile_runs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                    max(depth) > 0 AS has_nested,
                    sum(total) FILTER (WHERE depth = 0 AND section = 'event') AS event_total,
                    sum(total) FILTER (WHERE depth = 0 AND section = 'nvprof'
-                                      AND coalesce(place, '') IN ('', 'GPU')) AS kernel_total
+                                      AND coalesce(place, '') IN ('', 'GPU')) AS kernel_total,
+                   sum(total) FILTER (WHERE section = 'torch') AS torch_total,
+                   sum(total) FILTER (WHERE section = 'torch device') AS torch_device_total,
+                   sum(total) FILTER (WHERE section = 'nsys kernels') AS nsys_kernel_total
             FROM profile_events GROUP BY source_id, run
         ),
         pa AS (
@@ -55,7 +59,8 @@ def profile_runs(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                coalesce(me.measured_at, src.created_at) AS date,
                ev.events, ev.top_events, ev.sections, coalesce(ev.place, '') AS place,
                ev.has_gpu, ev.has_nested,
-               coalesce(ev.event_total, ev.kernel_total) AS total,
+               coalesce(ev.event_total, ev.kernel_total, ev.torch_total,
+                        ev.torch_device_total, ev.nsys_kernel_total) AS total,
                coalesce(pa.passes, 0) AS passes, coalesce(pa.fired, 0) AS fired
         FROM ev
         JOIN sources src USING (source_id)

@@ -103,6 +103,7 @@ def series_catalog(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                s.params->>'batch_size' AS batch_size,
                s.params->>'seq_len' AS seq_len,
                s.params->>'threads' AS threads,
+               s.params->>'stat' AS stat,
                s.params::VARCHAR AS params, s.testbed::VARCHAR AS testbed,
                {SERIES_LABEL} AS label,
                coalesce(p.points, 0) AS points, coalesce(p.ok_points, 0) AS ok_points,

@@ -364,7 +364,7 @@ def detect_changed(
     result = alerts.detect_store(conn, [series_id for (series_id,) in touched])
     print(
         f"change detection: {result.change_points} change points in {result.series} series"
-        f" ({result.too_noisy} too noisy to alert, {result.latest_outliers} with a newest value"
+        f" ({result.too_noisy} noisy, {result.latest_outliers} with a newest value"
         f" outside their noise) in {time.perf_counter() - started:.2f} s",
         file=sys.stderr,
     )

@@ -73,7 +73,7 @@ if asked not in set(found.alert_key):
     st.caption(
         f"{len(shown)} of {len(found)} alerts. A regression is a change for the worse by the "
         "series' own direction (latency up, throughput down); confidence is one minus the "
-        "step's p-value."
+        "step's p-value, counted ten times weaker for a step of a noisy series."
     )
     st.dataframe(
         shown[
@@ -88,6 +88,7 @@ if asked not in set(found.alert_key):
                 "before_version",
                 "after_version",
                 "confidence",
+                "noisy_series",
                 "status",
                 "note",
             ]
@@ -100,6 +101,10 @@ if asked not in set(found.alert_key):
             "largest_pct": st.column_config.NumberColumn("largest change", format="%+.1f%%"),
             "series": st.column_config.NumberColumn("series"),
             "confidence": st.column_config.NumberColumn("confidence", format="%.3f"),
+            "noisy_series": st.column_config.NumberColumn(
+                "noisy",
+                help="series too noisy to alert on their own (smallest visible step > 10 %)",
+            ),
         },
     )
     st.stop()
@@ -117,6 +122,12 @@ cols[0].metric("Largest change", f"{alert.largest_pct:+.1f}%")
 cols[1].metric("Series that moved", int(alert.series))
 cols[2].metric("Confidence", f"{alert.confidence:.3f}")
 cols[3].metric("Status", alert.status)
+if alert.noisy_series:
+    st.caption(
+        f"{int(alert.noisy_series)} of its {int(alert.series)} series are too noisy to alert on"
+        " their own (their smallest visible step is above 10 %): their steps are real for"
+        " their noise, and count ten times weaker in the confidence."
+    )
 
 changes = query(queries.alert_changes, asked)
 points = query(queries.series_points, tuple(int(i) for i in changes.series_id[:8]), 2000)

@@ -162,7 +162,8 @@ st.dataframe(
             help="the smallest step change detection can show on this series at 99% confidence",
         ),
         "too_noisy": st.column_config.CheckboxColumn(
-            "too noisy to alert", help="no alerts come from this series"
+            "noisy",
+            help="its smallest visible step is above 10 %: its alerts count as less sure",
         ),
     },
 )

@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from perfboard import db, detect
+from perfboard import db, detect, settings
 
 STATUSES = ("new", "acknowledged", "invalid", "fixed", "wontfix")
 CONFIDENCE = 0.99
@@ -62,6 +62,7 @@ _CHANGE_COLUMNS = {
     "kind": pa.string(),
     "source_id": pa.int64(),
     "line": pa.int64(),
+    "noisy": pa.bool_(),
 }
 _NOISE_COLUMNS = {
     "series_id": pa.int64(),
@@ -75,6 +76,7 @@ _NOISE_COLUMNS = {
     "latest_z": pa.float64(),
     "latest_outlier": pa.bool_(),
     "detected_at": pa.timestamp("us"),
+    "min_change_pct": pa.float64(),
 }
 
 
@@ -83,19 +85,32 @@ def detect_store(
     series_ids: Iterable[int] | None = None,
     project: str | None = None,
     confidence: float = CONFIDENCE,
+    rules: settings.DetectSettings | None = None,
 ) -> DetectResult:
     """Detect change points in the given series (default: every series, or a project's)
-    and store them, replacing what an earlier detection stored for those series."""
+    and store them, replacing what an earlier detection stored for those series.
+
+    The one set of rules of `perfboard detect` and of an ingest's own detection: every
+    series is judged against its own noise, never quieter than its minimum effect
+    (`rules`, default perfboard.toml's: settings.current()); a change smaller than that
+    minimum is no change point; a series too noisy to alert on its own keeps its change
+    points, marked noisy.
+    """
     ids = None if series_ids is None else sorted({int(i) for i in series_ids})
+    rules = rules if rules is not None else settings.current().detect
     # One transaction from the read to the write: on a lake, the writers' lock is held
     # throughout, so no other ingest's measurements land between what is read and what
     # is stored about them (a file store has one writer anyway).
     with db.transaction(conn):
-        return _detect(conn, ids, project, confidence)
+        return _detect(conn, ids, project, confidence, rules)
 
 
 def _detect(
-    conn: duckdb.DuckDBPyConnection, ids: list[int] | None, project: str | None, confidence: float
+    conn: duckdb.DuckDBPyConnection,
+    ids: list[int] | None,
+    project: str | None,
+    confidence: float,
+    rules: settings.DetectSettings,
 ) -> DetectResult:
     # A cursor of its own: conn may hold an unfinished result of its caller's, and
     # DuckDB's relation API refuses to run beside one. Held in a name until the rows are
@@ -105,7 +120,7 @@ def _detect(
         points = cursor.sql(
             """
         SELECT m.series_id, m.value, m.version, m.measured_at, m.source_id, m.line,
-               s.project, s.direction
+               s.project, s.direction, s.metric
         FROM measurements m JOIN series s USING (series_id)
         WHERE m.status = 'ok' AND isfinite(m.value)
           AND ($ids IS NULL OR list_contains($ids, m.series_id))
@@ -124,14 +139,17 @@ def _detect(
     # Rows come ordered by series: each series is the run between two changes of id.
     starts = np.flatnonzero(np.diff(series_col, prepend=-1))
     columns = {name: points.column(name) for name in ("version", "measured_at", "source_id")}
-    lines, projects, directions = (
+    lines, projects, directions, metrics = (
         points.column("line"),
         points.column("project"),
         points.column("direction"),
+        points.column("metric"),
     )
     for start, end in pairwise([*starts, len(values)]):
         series_id = int(series_col[start])
-        seen = detect.examine(values[start:end], confidence)
+        project_name = projects[start].as_py()
+        min_change = rules.min_change_for(series_id, project_name, metrics[start].as_py())
+        seen = detect.examine(values[start:end], confidence, min_change_pct=min_change)
         figures, latest = seen.noise, seen.latest
         noise_rows.append(
             {
@@ -144,15 +162,17 @@ def _detect(
                 "latest_value": latest.value,
                 "latest_change_pct": latest.change_pct,
                 "latest_z": latest.z,
-                "latest_outlier": latest.outlier and not figures.too_noisy,
+                "latest_outlier": latest.outlier
+                and not figures.too_noisy
+                and abs(latest.change_pct) >= min_change,
                 "detected_at": now,
+                "min_change_pct": min_change,
             }
         )
-        if figures.too_noisy:
-            continue
-        project_name = projects[start].as_py()
         lower_is_better = directions[start].as_py() == "lower"
         for cp in seen.change_points:
+            if not abs(cp.change_pct) >= min_change:  # below the minimum effect (or NaN)
+                continue
             before_i, after_i = start + cp.index - 1, start + cp.index
             before_version = columns["version"][before_i].as_py()
             after_version = columns["version"][after_i].as_py()
@@ -174,6 +194,7 @@ def _detect(
                     "kind": "regression" if worse else "improvement",
                     "source_id": columns["source_id"][after_i].as_py(),
                     "line": lines[after_i].as_py(),
+                    "noisy": figures.too_noisy,
                 }
             )
     _replace(conn, ids, project, found, noise_rows)

@@ -28,14 +28,10 @@ from pathlib import Path
 import duckdb
 
 from perfboard import db, lake
-from perfboard.errors import StoreError
+from perfboard.errors import StoreError, UsageError
 from perfboard.queries.labels import series_labels
 
 DEFAULT_LOCK_TIMEOUT = 30.0
-
-
-class UsageError(Exception):
-    """The command cannot run as asked (a bad path, a bad option); exit 2."""
 
 
 def store_options(quiet: str = "only the summary line") -> argparse.ArgumentParser:
@@ -161,7 +157,8 @@ def run_detect(args: argparse.Namespace) -> int:
             )
     print(
         f"{result.series} series examined, {result.change_points} change points,"
-        f" {result.too_noisy} too noisy to alert, {result.latest_outliers} with a newest value"
+        f" {result.too_noisy} noisy (their alerts less sure), {result.latest_outliers} with a"
+        " newest value"
         f" outside their noise, in {time.perf_counter() - started:.2f} s",
         file=sys.stderr,
     )

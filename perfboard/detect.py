@@ -8,8 +8,23 @@ makes a model 5 % faster) and the noise grows with the level, so detection runs 
 coefficient of variation whatever the level. (A series with a value <= 0 is used as it
 is.) On that series:
 
+0. **A periodic pattern is no step** (``_without_cycle``). A daily cycle of a shared machine
+   moves the mean of each half-day as far as a step would. When one frequency of at least
+   6 cycles holds most of the power of its band and stands 100 times above the power
+   around it (steps and drifts spread theirs smoothly, as 1 / k^2, and never do), its
+   median profile, taken against the mean over one period around each point so that a
+   step does not leak into it, is divided out first. Its period is read to a fraction of
+   an FFT bin: off by 0.2 %, a 170-cycle profile would be smeared flat.
 1. **Noise.** sigma is the MAD of the first differences / sqrt(2), scaled to a Gaussian
-   sigma. Steps, drifts and outliers barely move it, unlike the standard deviation; but
+   sigma; unless values repeat or jump between modes (integer milliseconds, two CPU
+   frequencies: most differences are 0 or tiny and the MAD collapses while the values
+   still vary), where the root mean square of the differences without their largest 5 %
+   is larger by more than a third, and is taken instead. sigma is also never below
+   ``sigma_floor``: the noise under which a step of the minimum effect (``min_change_pct``,
+   1 % by default in perfboard.toml) with ``min_segment`` points a side just reaches the
+   threshold of step 4; so a near-noiseless series (a slow ramp, a constant, a 0.05 %
+   step at 0.01 % noise) is not cut into a staircase of tiny significant steps, found at
+   O(n^2) cost. Steps, drifts and outliers barely move it, unlike the standard deviation; but
    "barely" is not "not": each step spoils one difference and pushes the median up, so
    four large steps in 60 points inflate sigma by 10-30 %, and an inflated sigma both
    hides small steps and makes a staircase look like a ramp (step 6). So once steps 2-5
@@ -50,10 +65,12 @@ is.) On that series:
    points. Two checks, most ramp-like point first, neighbours re-examined after each
    removal:
    - *local*: the step must be significant (two-sided normal quantile at ``confidence``)
-     using only ``DRIFT_MIN_WIDTH`` points on each side. A slow drift moves the means of
-     long segments but shows no jump at any one place. A steep one does move the mean
-     between two windows of 20 points, so where both sides have at least
-     ``DRIFT_MIN_WIDTH`` points the jump must also be significant beyond a straight line:
+     using only ``DRIFT_MIN_WIDTH`` points on each side, and its jump beyond the local
+     line (below) at least the minimum effect: a curve's bends are no steps. A slow
+     drift moves the means of long segments but shows no jump at any one place. A
+     steep one does move the mean between two windows of 20 points, so where both sides
+     have at least ``DRIFT_MIN_WIDTH`` points the jump must also be significant beyond a
+     straight line:
      least squares of a line plus a step at the point over up to 5 ``DRIFT_MIN_WIDTH``
      points on each side (within its neighbours), the z of the step's coefficient. On a
      ramp that coefficient is about zero wherever the point sits; a real step keeps it.
@@ -92,10 +109,16 @@ search (``_candidates``: ``_seeded_bs``, then ``_prune``), the drift checks
 (``_drop_drifts``: ``_drop_gradual``, then ``_ramp_advantage``) and the placement
 (``_place``).
 
-Cost: O(n log n) vectorised numpy plus O(k^2) small steps for k candidates, at most twice
-(step 1): about 1.8 ms for 60 points, 2 ms for 1,000 and 5.5 ms for 10,000 on this 2-core
-machine (apache-otava 0.8 with its defaults: about 1.4, 13 and 125 ms).
-scripts/bench_detect.py measures this and scores both on generated series; its
+Cost: O(n log n) vectorised numpy plus small steps per candidate: the local check scores
+again only the two neighbours of a removed point, and the selection keeps each merge's
+cost by its four bounds, so hundreds of candidates (a curve's, a random walk's) cost
+O(k) steps each, not O(k^2). About 1.8 ms for 60 points, 2 ms for 1,000 and 5.5 ms for
+10,000 on this 2-core machine (apache-otava 0.8 with its defaults: about 1.4, 13 and
+125 ms); at 100,000 points 0.02-0.4 s whatever the shape of scripts/bench_detect_shapes.py
+(a random walk of 0.1 % a point, which is all change, 0.7 s).
+scripts/bench_detect.py measures this and scores both on generated series, and
+scripts/bench_detect_shapes.py scores the command on the shapes of real histories (ties,
+two modes, outliers, a daily cycle, ramps, curves) beside otava and ruptures; its
 ``--seeds`` option gives the mean and minimum F1 over many seeds, and the changes of
 steps 1, 6 and 7 were chosen on seeds 11-30 only (mean F1 0.951 -> 0.956 there), kept
 apart from the seeds that the reported figures use.
@@ -121,6 +144,7 @@ __all__ = [
     "change_points",
     "check_latest",
     "noise",
+    "sigma_floor",
     "threshold",
 ]
 
@@ -140,6 +164,17 @@ _MAX_RUN = 6  # longest staircase tested as one drift
 _TREND_REACH = 5  # the jump beyond a trend uses up to 5 DRIFT_MIN_WIDTH points a side
 _PLACE_REACH = 2  # a point is placed within +-2 min_segment of where the fit put it
 _SIGMA_TOLERANCE = 0.01  # re-fit when sigma without the steps moves by more than 1 %
+_TRIM = 0.05  # the largest |differences| left out of their root mean square
+# That root mean square of Gaussian differences, in their sigmas: E[Z^2 | |Z| < 1.96].
+_Z95 = 1.959963984540054
+_TRIMMED_RMS = math.sqrt(
+    1.0 - 2.0 * _Z95 * math.exp(-_Z95 * _Z95 / 2.0) / math.sqrt(2.0 * math.pi) / 0.95
+)
+_SHAPE_RATIO = 1.3  # the two noise estimates of Gaussian noise agree within this
+_CYCLE_MIN_POINTS = 200  # shorter series hold too few periods to tell a cycle
+_CYCLE_MIN_CYCLES = 6  # a cycle repeats at least this often in the series
+_CYCLE_SHARE = 0.3  # a cycle holds at least this share of the variance
+_CYCLE_PEAK = 100.0  # and stands this far above the power of its band
 _NORMAL = NormalDist()
 # A new value is compared with the last RECENT points of its level at most: a step too
 # small to detect inside a long last segment would otherwise bias its median.
@@ -161,7 +196,7 @@ class Noise:
     cv: float  # robust coefficient of variation (sigma / level), e.g. 0.02 for 2 %
     min_effect_pct: float  # smallest step (%) this series can show at `confidence`, given
     # its noise and a segment of `min_segment` points on each side
-    too_noisy: bool  # min_effect_pct above a threshold (default 10 %): do not alert
+    too_noisy: bool  # min_effect_pct above a threshold (default 10 %): its alerts less sure
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,15 +212,20 @@ class Verdict:  # a new measurement against its history
 
 
 def change_points(
-    values: np.ndarray, confidence: float = 0.99, min_segment: int = 5
+    values: np.ndarray,
+    confidence: float = 0.99,
+    min_segment: int = 5,
+    min_change_pct: float = 0.0,
 ) -> list[ChangePoint]:
     """The steps of `values` (time order, NaN-free), with their levels and p-values.
 
     `confidence` is one minus the chance of any false change point in a series of pure
-    noise; no segment is shorter than `min_segment` points.
+    noise; no segment is shorter than `min_segment` points; `min_change_pct` is the
+    smallest change that matters (sigma_floor): the series is never judged quieter than
+    a step of that size needs, so tiny steps of near-noiseless series are not found.
     """
     x = np.asarray(values, dtype=np.float64)
-    fit, bounds = _segmentation(x, confidence, min_segment)
+    fit, bounds = _segmentation(x, confidence, min_segment, min_change_pct)
     return [] if fit is None else _points(x, fit, bounds)
 
 
@@ -211,6 +251,7 @@ def examine(
     confidence: float = 0.99,
     min_segment: int = 5,
     too_noisy_pct: float = 10.0,
+    min_change_pct: float = 0.0,
 ) -> Examined:
     """change_points, noise, and the newest value checked against its own segment, for
     the price of one segmentation: what the detection over a whole store runs per series.
@@ -222,7 +263,7 @@ def examine(
     if x.size == 0:
         nothing = Verdict(math.nan, math.nan, math.nan, math.nan, False)
         return Examined([], Noise(math.nan, math.nan, math.nan, True), nothing)
-    fit, bounds = _segmentation(x, confidence, min_segment)
+    fit, bounds = _segmentation(x, confidence, min_segment, min_change_pct)
     points = [] if fit is None else _points(x, fit, bounds)
     figures = _noise_of(x, bounds, confidence, min_segment, too_noisy_pct)
     latest = _verdict(
@@ -321,19 +362,21 @@ def _bounds(x: np.ndarray, confidence: float, min_segment: int) -> list[int]:
 
 
 def _segmentation(
-    x: np.ndarray, confidence: float, min_segment: int
+    x: np.ndarray, confidence: float, min_segment: int, min_change_pct: float = 0.0
 ) -> tuple[_Series | None, list[int]]:
     """The fitted series and its segment boundaries [0, c1, ..., ck, n] (module docstring,
     steps 1-7): candidates, sigma again without the differences across them, and if it
     moved, the candidates again with it; then the drift checks and the placement."""
     min_segment = max(int(min_segment), 1)
-    fit = _Series.of(x) if x.size >= max(2 * min_segment, 3) else None
+    floor = sigma_floor(x.size, min_change_pct, confidence, min_segment)
+    x = _without_cycle(x, min_segment)
+    fit = _Series.of(x, floor=floor) if x.size >= max(2 * min_segment, 3) else None
     if fit is None:
         return None, [0, x.size]
-    rules = _Rules.of(x.size, confidence, min_segment)
+    rules = _Rules.of(x.size, confidence, min_segment, min_change_pct)
     cps = _candidates(fit, rules)
     if cps:
-        sigma = _sigma_without(fit.raw, cps)
+        sigma = max(_sigma_without(fit.raw, cps), floor)
         if sigma > 0 and abs(sigma / fit.sigma - 1.0) > _SIGMA_TOLERANCE:
             again = _Series.of(x, sigma)
             if again is not None:
@@ -345,24 +388,115 @@ def _segmentation(
     return fit, [0, *cps, x.size]
 
 
+# ----------------------------------------------------------- step 0: a periodic pattern
+
+
+def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
+    """x without a strong periodic pattern (a daily cycle of a shared machine), which is
+    no step however far apart its halves are: the median profile of its period is divided
+    out (or subtracted, for values <= 0). A pattern counts when one frequency of at least
+    6 and at most n / (2 min_segment) cycles holds over _CYCLE_SHARE of the power in that
+    band and stands _CYCLE_PEAK times above the median power around it; steps and drifts
+    put their power below the band and spread it smoothly (as 1 / k^2), so they never do.
+    Else x as it is.
+    """
+    n = x.size
+    if n < _CYCLE_MIN_POINTS:
+        return x
+    logs = bool(np.all(x > 0))
+    y = np.log(x) if logs else x
+    centred = y - float(np.median(y))
+    # Steps put their power at low frequencies, where a cycle of a short series sits too:
+    # the spectrum is read with the largest few steps taken out (the best split, thrice).
+    power = np.abs(np.fft.rfft(_without_largest_steps(centred, 3, min_segment))) ** 2
+    top = n // (2 * max(min_segment, 1))  # a period of two segments at least
+    if top < 2 * _CYCLE_MIN_CYCLES:
+        return x
+    band = power[_CYCLE_MIN_CYCLES : top + 1]
+    k = _CYCLE_MIN_CYCLES + int(np.argmax(band))
+    # Its share of the band's power: steps and drifts put theirs below it (1 / k^2).
+    total = float(np.sum(band)) or 1.0
+    share = float(np.sum(power[k - 1 : k + 2])) / total
+    around = power[max(k // 2, 1) : 2 * k + 1]
+    if share < _CYCLE_SHARE or power[k] < _CYCLE_PEAK * float(np.median(around)):
+        return x
+    period = n / _peak_frequency(centred, k)
+    # The profile is taken of y less its mean over one period around each point (a full
+    # cycle averages to the level), so that a step or a drift does not leak into it.
+    width = max(round(period), 1)
+    sums = np.concatenate(([0.0], np.cumsum(y)))
+    lo = np.clip(np.arange(n) - width // 2, 0, n - width)
+    around = y - (sums[lo + width] - sums[lo]) / width
+    bins = int(min(max(round(period), 4), 256))
+    phase = np.floor((np.arange(n) % period) / period * bins).astype(np.int64)
+    profile = np.zeros(bins)
+    for b in range(bins):
+        chosen = around[phase == b]
+        profile[b] = float(np.median(chosen)) if chosen.size else 0.0
+    cleaned = y - (profile - float(np.median(profile)))[phase]
+    return np.exp(cleaned) if logs else cleaned
+
+
+def _without_largest_steps(y: np.ndarray, count: int, min_segment: int) -> np.ndarray:
+    """y with `count` steps taken out, each at the best split of the whole series (the
+    largest two-sample z) and of the size of the two sides' mean difference."""
+    r = y.copy()
+    n = r.size
+    taus = np.arange(min_segment, n - min_segment)
+    for _ in range(count):
+        prefix = np.concatenate(([0.0], np.cumsum(r)))
+        left, right = taus, n - taus
+        diff = prefix[taus] / left - (prefix[n] - prefix[taus]) / right
+        j = int(np.argmax(np.abs(diff) * np.sqrt(left * right / n)))
+        r[taus[j] :] += diff[j]
+    return r
+
+
+def _peak_frequency(y: np.ndarray, k: int) -> float:
+    """The frequency (cycles per series) of the peak near FFT bin k, to a fraction of a
+    bin: a period off by 0.2 % slides the phase of a 170-cycle series by a third of a
+    cycle, and its profile would be smeared flat."""
+    t = np.arange(y.size, dtype=np.float64) / y.size
+    grid = np.linspace(k - 1.0, k + 1.0, 41)
+    power = np.abs(np.exp(-2j * np.pi * np.outer(grid, t)) @ y)
+    j = int(np.argmax(power))
+    if 0 < j < grid.size - 1:  # a parabola through the best three
+        a, b, c = power[j - 1], power[j], power[j + 1]
+        denominator = a - 2.0 * b + c
+        if denominator < 0:
+            return float(grid[j] + 0.5 * (a - c) / denominator * (grid[1] - grid[0]))
+    return float(grid[j])
+
+
 # ------------------------------------------------------------------------ step 1: noise
 
 
 def _sigma_of_differences(d: np.ndarray) -> float:
-    """Gaussian sigma of a series from the MAD of its first differences d."""
+    """Gaussian sigma of a series from its first differences d.
+
+    The MAD of d, robust to steps and outliers; but it assumes a bell. Where values
+    repeat (ties: quantised timers, integer milliseconds) or jump between two modes (CPU
+    frequency, a shared machine), most differences are 0 or tiny and the MAD collapses
+    while the values still vary. So it is checked against the root mean square of d
+    without its largest 5 % (still blind to outliers and steps), and the larger is kept
+    when the two disagree by more than _SHAPE_RATIO; a Gaussian series keeps its MAD.
+    0 only for a constant series.
+    """
     if d.size == 0:
         return 0.0
-    return float(_MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+    mad = float(_MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+    a = np.sort(np.abs(d))
+    kept = a[: max(1, math.ceil(a.size * (1.0 - _TRIM)))]
+    rms = float(np.sqrt(np.mean(kept * kept))) / _TRIMMED_RMS / math.sqrt(2.0)
+    if rms == 0.0 and a[-1] > 0.0:  # a few moves among repeats: all of them count
+        rms = float(np.sqrt(np.mean(a * a))) / math.sqrt(2.0)
+    return rms if rms > _SHAPE_RATIO * mad else mad
 
 
 def _noise_sigma(y: np.ndarray) -> float:
-    """Step 1: sigma of y from its first differences; where most values repeat (coarse
-    quantisation: a MAD of 0), from their mean absolute difference. 0 only if y is
-    constant."""
-    sigma = _sigma_of_differences(np.diff(y))
-    if sigma == 0.0 and np.ptp(y) != 0:
-        sigma = float(np.mean(np.abs(np.diff(y)))) * math.sqrt(math.pi) / 2.0
-    return sigma
+    """Step 1: sigma of y from its first differences (ties included: see
+    _sigma_of_differences). 0 only if y is constant."""
+    return _sigma_of_differences(np.diff(y))
 
 
 def _sigma_without(y: np.ndarray, cps: list[int]) -> float:
@@ -370,6 +504,20 @@ def _sigma_without(y: np.ndarray, cps: list[int]) -> float:
     keep = np.ones(y.size - 1, dtype=bool)
     keep[np.asarray(cps, dtype=np.int64) - 1] = False
     return _sigma_of_differences(np.diff(y)[keep])
+
+
+def sigma_floor(
+    n: int, min_change_pct: float, confidence: float = 0.99, min_segment: int = 5
+) -> float:
+    """The least noise (sigma of log values) a series of n points is judged with: the
+    sigma under which a step of exactly `min_change_pct` %, with `min_segment` points on
+    each side, just reaches the threshold. A step smaller than the minimum effect is then
+    never a candidate, however quiet the series (a noiseless ramp would otherwise be a
+    staircase of significant steps, found at O(n^2) cost)."""
+    if min_change_pct <= 0.0:
+        return 0.0
+    shift = math.log1p(min_change_pct / 100.0)
+    return shift / (threshold(n, confidence) * math.sqrt(2.0 / max(min_segment, 1)))
 
 
 def _relative_sigma(x: np.ndarray, bounds: list[int]) -> float:
@@ -422,14 +570,17 @@ class _Series:
     pty: np.ndarray
 
     @classmethod
-    def of(cls, x: np.ndarray, sigma: float | None = None) -> _Series | None:
-        """The series of x with its noise sigma (measured here unless given); None if x
-        is constant."""
-        raw = np.log(x) if bool(np.all(x > 0)) else x.copy()
+    def of(cls, x: np.ndarray, sigma: float | None = None, floor: float = 0.0) -> _Series | None:
+        """The series of x with its noise sigma (measured here unless given), never below
+        `floor` (sigma_floor, for log values only); None if x is constant."""
+        logs = bool(np.all(x > 0))
+        raw = np.log(x) if logs else x.copy()
         if sigma is None:
             sigma = _noise_sigma(raw)
         if sigma == 0.0:
             return None  # constant: nothing to find
+        if logs:
+            sigma = max(sigma, floor)
         y = _clean(raw, sigma)
         # Centred, so that the prefix sums keep their precision over long series.
         yc = y - float(np.median(y))
@@ -492,10 +643,12 @@ class _Rules:
     lam: float
     local_z: float
     min_segment: int
+    min_shift: float = 0.0  # the minimum effect in log units: an abrupt part below it is none
 
     @classmethod
-    def of(cls, n: int, confidence: float, min_segment: int) -> _Rules:
-        return cls(threshold(n, confidence), _two_sided_z(confidence), min_segment)
+    def of(cls, n: int, confidence: float, min_segment: int, min_change_pct: float = 0.0) -> _Rules:
+        shift = math.log1p(min_change_pct / 100.0) if min_change_pct > 0 else 0.0
+        return cls(threshold(n, confidence), _two_sided_z(confidence), min_segment, shift)
 
     @property
     def penalty(self) -> float:
@@ -570,10 +723,16 @@ def _seeded_bs(fit: _Series, rules: _Rules) -> list[int]:
     return sorted(found)
 
 
-def _refine(fit: _Series, ms: int, cps: list[int]) -> list[int]:
-    """Each point to the best split between its neighbours, within +-2 min_segment."""
+def _refine(
+    fit: _Series, ms: int, cps: list[int], only: tuple[int, int] | None = None
+) -> list[int]:
+    """Each point to the best split between its neighbours, within +-2 min_segment;
+    `only`: the points of these indices [i, j) (those beside a move: no other point's
+    neighbours changed)."""
     out = list(cps)
-    for i, c in enumerate(out):
+    first, last = only if only is not None else (0, len(out))
+    for i in range(max(first, 0), min(last, len(out))):
+        c = out[i]
         s = out[i - 1] if i > 0 else 0
         e = out[i + 1] if i + 1 < len(out) else fit.n
         lo = max(s + ms, c - 2 * ms)
@@ -589,6 +748,9 @@ def _prune(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
     ms, penalty = rules.min_segment, rules.penalty
     cps = _refine(fit, ms, cps)
     var = fit.sigma * fit.sigma
+    # A merge's cost depends on its four bounds only: kept across moves, which change a
+    # few bounds each (without it, a random walk's 1,000 candidates took 8 s).
+    merges: dict[tuple[int, int, int, int], tuple[float, int]] = {}
     while cps:
         z = fit.neighbour_z(cps)
         j = int(np.argmin(z))
@@ -599,17 +761,21 @@ def _prune(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
             a, e = b[i], b[i + 3]
             if e - a < 2 * ms:
                 continue
-            # Merging two points into the best single split between their outer
-            # neighbours costs what the pair explains beyond that split.
-            tau, stat = fit.best_split(a, e, a + ms, e - ms)
-            extra = (fit.explained(b[i : i + 4]) - stat * stat) / var
+            key = (a, b[i + 1], b[i + 2], e)
+            known = merges.get(key)
+            if known is None:
+                # Merging two points into the best single split between their outer
+                # neighbours costs what the pair explains beyond that split.
+                tau, stat = fit.best_split(a, e, a + ms, e - ms)
+                known = merges[key] = ((fit.explained(list(key)) - stat * stat) / var, tau)
+            extra, tau = known
             if penalty - extra > best_gain:
                 best_gain, best_move = penalty - extra, (i, i + 1, tau)
         if best_gain <= 0:
             break
         first, last, tau = best_move
         cps[first : last + 1] = [tau] if tau >= 0 else []
-        cps = _refine(fit, ms, cps)
+        cps = _refine(fit, ms, cps, (first - 1, first + 2))
     return cps
 
 
@@ -637,6 +803,9 @@ def _drop_drifts(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
         if best_run is None:
             break
         del cps[best_run[0] : best_run[1] + 1]
+    # Once a staircase is merged into ramps, what is left has room on both sides for the
+    # local check (a curve's steps stood too close for it): it runs again.
+    cps = _drop_gradual(fit, rules, cps) if cps else cps
     return _prune(fit, rules, cps) if cps else cps
 
 
@@ -644,24 +813,40 @@ def _drop_gradual(fit: _Series, rules: _Rules, cps: list[int]) -> list[int]:
     """The local check: remove, weakest first, points whose step is not significant with
     only DRIFT_MIN_WIDTH points on each side (within their neighbours), or, where both
     sides have that many, beyond a straight line over up to _TREND_REACH DRIFT_MIN_WIDTH
-    points on each side."""
+    points on each side, or whose jump beyond that line is below the minimum effect.
+
+    A point's z depends on its neighbours only: after a removal, only the two points
+    beside it are scored again (a curve leaves hundreds of candidates, and scoring them
+    all after each removal cost O(k^2))."""
     cps = list(cps)
-    w = DRIFT_MIN_WIDTH
-    wide = _TREND_REACH * DRIFT_MIN_WIDTH
+    z = [_gradual_z(fit, rules, b) for b in _triples(cps, fit.n)]
     while cps:
-        b = [0, *cps, fit.n]
-        z = [
-            min(
-                float(fit.cusum(max(s, t - w), min(e, t + w), np.array([t]))[0]) / fit.sigma,
-                _jump_beyond_trend(fit, max(s, t - wide), t, min(e, t + wide)),
-            )
-            for s, t, e in zip(b, b[1:], b[2:], strict=False)
-        ]
         j = int(np.argmin(z))
         if z[j] >= rules.local_z:
             break
-        del cps[j]
+        del cps[j], z[j]
+        b = [0, *cps, fit.n]
+        for i in (j - 1, j):
+            if 0 <= i < len(cps):
+                z[i] = _gradual_z(fit, rules, (b[i], b[i + 1], b[i + 2]))
     return cps
+
+
+def _triples(cps: list[int], n: int) -> list[tuple[int, int, int]]:
+    b = [0, *cps, n]
+    return list(zip(b, b[1:], b[2:], strict=False))
+
+
+def _gradual_z(fit: _Series, rules: _Rules, bounds: tuple[int, int, int]) -> float:
+    """The local check's z of the point t between its neighbours s and e."""
+    s, t, e = bounds
+    w = DRIFT_MIN_WIDTH
+    wide = _TREND_REACH * DRIFT_MIN_WIDTH
+    jump_z, jump = _jump_beyond_trend(fit, max(s, t - wide), t, min(e, t + wide))
+    if abs(jump) < rules.min_shift:
+        jump_z = 0.0  # the abrupt part is below the minimum effect: a curve's bend
+    local = float(fit.cusum(max(s, t - w), min(e, t + w), np.array([t]))[0]) / fit.sigma
+    return min(local, jump_z)
 
 
 def _sum_t(i: np.ndarray | float) -> np.ndarray | float:  # sum of t for 0 <= t < i
@@ -672,11 +857,12 @@ def _sum_tt(i: np.ndarray | float) -> np.ndarray | float:  # sum of t^2 for 0 <=
     return (i - 1.0) * i * (2.0 * i - 1.0) / 6.0
 
 
-def _jump_beyond_trend(fit: _Series, s: int, t: int, e: int) -> float:
-    """|z| of the jump at t in the least-squares fit of a line plus a step at t to
-    [s, e); infinite (no test) with fewer than DRIFT_MIN_WIDTH points a side."""
+def _jump_beyond_trend(fit: _Series, s: int, t: int, e: int) -> tuple[float, float]:
+    """(|z|, size) of the jump at t in the least-squares fit of a line plus a step at t
+    to [s, e); (infinite, infinite): no test, with fewer than DRIFT_MIN_WIDTH points a
+    side."""
     if min(t - s, e - t) < DRIFT_MIN_WIDTH:
-        return math.inf
+        return math.inf, math.inf
     # Normal equations for the columns 1, u = i - t and [i >= t], from prefix sums.
     k_all, k_right = float(e - s), float(e - t)
     su = _sum_t(e) - _sum_t(s) - t * k_all
@@ -688,7 +874,7 @@ def _jump_beyond_trend(fit: _Series, s: int, t: int, e: int) -> float:
     gram = np.array([[k_all, su, k_right], [su, suu, su_right], [k_right, su_right, k_right]])
     inv = np.linalg.inv(gram)
     jump = float(inv[2] @ np.array([sy, suy, sy_right]))
-    return abs(jump) / (fit.sigma * math.sqrt(float(inv[2, 2])))
+    return abs(jump) / (fit.sigma * math.sqrt(float(inv[2, 2]))), jump
 
 
 def _ramp_sums(

@@ -7,6 +7,10 @@ lake's password hidden) and says what to do; never a traceback for a user.
 from __future__ import annotations
 
 
+class UsageError(Exception):
+    """The command cannot run as asked (a bad path, a bad option, a bad setting); exit 2."""
+
+
 class StoreError(Exception):
     """The store cannot be opened or written as asked: missing, broken, misconfigured."""
 

@@ -1,5 +1,7 @@
 """Score perfboard.detect's change points against apache-otava's on generated series.
 
+(The shapes of real histories, scored through `perfboard detect`: bench_detect_shapes.py.)
+
     python scripts/bench_detect.py [--seed 5] [--per-length 40] [--no-otava] [--null 0]
     python scripts/bench_detect.py --seeds 11-30   # perfboard only: F1 per seed, mean, min
 

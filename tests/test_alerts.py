@@ -159,7 +159,7 @@ def test_detect_command(store: Path, capsys: pytest.CaptureFixture[str]) -> None
     rows = [json.loads(line) for line in out.splitlines()]
     assert [round(r["change_pct"]) for r in rows] == [-5, -5, -12, -12]
     assert rows[0]["series"].startswith("ernie · latency · paddle · Tesla P4 · batch_size=")
-    assert "2 series examined, 4 change points, 0 too noisy" in err
+    assert "2 series examined, 4 change points, 0 noisy" in err
     assert perfboard_main(["detect", "--db", str(store.with_name("none.duckdb"))]) == 2
 
 
@@ -205,3 +205,56 @@ def test_a_newest_value_outside_the_noise_is_listed_before_it_is_a_change(
     at = run_page(monkeypatch, target, "pages/alerts.py")
     headings = [h.value for h in at.subheader]
     assert headings == ["Newest values outside their series' noise (1)", "Change points (0 alerts)"]
+
+
+def test_a_big_step_in_a_noisy_series_is_kept_and_marked(tmp_path: Path) -> None:
+    """15 % noise makes a series too noisy to alert on its own (its smallest visible step
+    is above 10 %), but a 60 % step in it is a step: stored, marked noisy, and its alert's
+    confidence counts it ten times weaker (before: dropped with the series)."""
+    target = tmp_path / "noisy.duckdb"
+    path = nightly(
+        tmp_path / "noisy.jsonl",
+        batch_sizes=(1,),
+        levels=[(10.0, 60), (16.0, 60)],
+        noise=0.15,
+        seed=3,
+    )
+    assert ingest("results", str(path), "--db", str(target), "--no-detect") == 0
+    conn = db.connect(target)
+    result = alerts.detect_store(conn)
+    assert result.too_noisy == 1 and result.change_points == 1
+    [(noisy, change)] = conn.execute("SELECT noisy, change_pct FROM change_points").fetchall()
+    assert noisy and change == pytest.approx(60.0, abs=15.0)
+    [alert] = queries.alerts(conn).itertuples()
+    [p] = conn.execute("SELECT p_value FROM change_points").fetchall()[0]
+    assert alert.noisy_series == 1 and alert.confidence == pytest.approx(1 - min(1, 10 * p))
+    conn.close()
+
+
+def test_the_minimum_effect_is_a_setting_most_specific_first(tmp_path: Path) -> None:
+    """A 2 % step in a quiet series: an alert under the default 1 % minimum effect, none
+    when perfboard.toml asks for 5 % for this project, one again when the series itself
+    asks for 1 %."""
+    from perfboard import settings
+
+    target = tmp_path / "min.duckdb"
+    path = nightly(
+        tmp_path / "min.jsonl", batch_sizes=(1,), levels=[(10.0, 60), (10.2, 60)], noise=0.002
+    )
+    assert ingest("results", str(path), "--db", str(target), "--no-detect") == 0
+    conn = db.connect(target)
+    assert alerts.detect_store(conn).change_points == 1  # the default: 1 %
+    (series_id,) = conn.execute("SELECT series_id FROM series").fetchall()[0]
+    toml = tmp_path / "perfboard.toml"
+    toml.write_text("[detect]\nmin_change_pct = 1.0\n[detect.project]\nernie = 5.0\n")
+    rules = settings.load(toml).detect
+    assert rules.min_change_for(series_id, "ernie", "latency") == 5.0
+    assert alerts.detect_store(conn, rules=rules).change_points == 0
+    [(kept,)] = conn.execute("SELECT min_change_pct FROM series_noise").fetchall()
+    assert kept == 5.0
+    toml.write_text(toml.read_text() + f'[detect.series]\n"{series_id}" = 1.0\n')
+    assert alerts.detect_store(conn, rules=settings.load(toml).detect).change_points == 1
+    conn.close()
+    toml.write_text("[detect]\nmin_change_pct = 'two'\n")
+    with pytest.raises(settings.UsageError, match=r"perfboard\.toml: min_change_pct = 'two'"):
+        settings.load(toml)

@@ -28,7 +28,11 @@ def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                arg_max(cp.after - cp.before, abs(cp.change_pct)) AS largest_abs,
                arg_max(s.unit, abs(cp.change_pct)) AS unit,
                arg_max({_SERIES_LABEL}, abs(cp.change_pct)) AS largest_series,
-               1 - min(cp.p_value) AS confidence,
+               -- a change point of a series too noisy to alert on its own counts ten
+               -- times weaker (migration 0008)
+               1 - min(CASE WHEN coalesce(cp.noisy, false) THEN least(1.0, 10 * cp.p_value)
+                            ELSE cp.p_value END) AS confidence,
+               count(*) FILTER (WHERE cp.noisy) AS noisy_series,
                coalesce(any_value(t.status), 'new') AS status, any_value(t.note) AS note,
                any_value(t.set_by) AS set_by, any_value(t.set_at) AS set_at
         FROM change_points cp
@@ -47,7 +51,8 @@ def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFra
         f"""
         SELECT cp.series_id, {_SERIES_LABEL} AS series, s.metric, s.unit, cp.before,
                cp.after, cp.change_pct, cp.after - cp.before AS change_abs, cp.p_value,
-               cp.kind, cp.before_version, cp.after_version, cp.before_at, cp.after_at,
+               cp.kind, coalesce(cp.noisy, false) AS noisy, cp.before_version,
+               cp.after_version, cp.before_at, cp.after_at,
                src.uri AS source, src.url AS source_url, cp.line
         FROM change_points cp
         JOIN series s USING (series_id)

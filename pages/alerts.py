@@ -73,7 +73,8 @@ if asked not in set(found.alert_key):
     st.caption(
         f"{len(shown)} of {len(found)} alerts. A regression is a change for the worse by the "
         "series' own direction (latency up, throughput down); confidence is one minus the "
-        "step's p-value, counted ten times weaker for a step of a noisy series."
+        "step's p-value, counted ten times weaker for a step of a noisy series. A drift is "
+        "a gradual change (a ramp between two levels), reported once, not as a staircase."
     )
     st.dataframe(
         shown[
@@ -89,6 +90,7 @@ if asked not in set(found.alert_key):
                 "after_version",
                 "confidence",
                 "noisy_series",
+                "drifts",
                 "status",
                 "note",
             ]
@@ -101,6 +103,9 @@ if asked not in set(found.alert_key):
             "largest_pct": st.column_config.NumberColumn("largest change", format="%+.1f%%"),
             "series": st.column_config.NumberColumn("series"),
             "confidence": st.column_config.NumberColumn("confidence", format="%.3f"),
+            "drifts": st.column_config.NumberColumn(
+                "drifts", help="of its changes, those that are gradual (a ramp), not a step"
+            ),
             "noisy_series": st.column_config.NumberColumn(
                 "noisy",
                 help="series too noisy to alert on their own (smallest visible step > 10 %)",
@@ -113,8 +118,10 @@ if asked not in set(found.alert_key):
 to_url(PAGE, "alert", asked)
 alert = found[found.alert_key == asked].iloc[0]
 st.page_link("pages/alerts.py", label="All alerts", icon=":material/arrow_back:")
+# A drift: its "before" is where the ramp starts, its "after" where it has arrived.
+shape = "Gradual " + alert.kind if alert.drifts == alert.series else alert.kind.capitalize()
 st.subheader(
-    f"{alert.kind.capitalize()} in {md_escape(alert.project)}: "
+    f"{shape} in {md_escape(alert.project)}: "
     f"{md_escape(alert.before_version or '?')} → {md_escape(alert.after_version or '?')}"
 )
 cols = st.columns(4)
@@ -157,6 +164,7 @@ st.dataframe(
             "change_abs",
             "p_value",
             "kind",
+            "shape",
             "before_at",
             "after_at",
             "source",

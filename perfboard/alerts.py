@@ -63,6 +63,8 @@ _CHANGE_COLUMNS = {
     "source_id": pa.int64(),
     "line": pa.int64(),
     "noisy": pa.bool_(),
+    "shape": pa.string(),
+    "end_position": pa.int64(),
 }
 _NOISE_COLUMNS = {
     "series_id": pa.int64(),
@@ -170,31 +172,43 @@ def _detect(
             }
         )
         lower_is_better = directions[start].as_py() == "lower"
-        for cp in seen.change_points:
-            if not abs(cp.change_pct) >= min_change:  # below the minimum effect (or NaN)
+        changes = [
+            (cp.index, None, cp.before, cp.after, cp.change_pct, cp.p_value, "step")
+            for cp in seen.change_points
+        ] + [
+            (d.start, d.end, d.before, d.after, d.change_pct, d.p_value, "drift")
+            for d in seen.drifts
+        ]
+        for index, end_index, before, after, change_pct, p_value, shape in changes:
+            if not abs(change_pct) >= min_change:  # below the minimum effect (or NaN)
                 continue
-            before_i, after_i = start + cp.index - 1, start + cp.index
+            # A step's sides are the points around it; a drift's, the points before it
+            # starts and where it has arrived.
+            before_i = start + max(index - 1, 0)
+            after_i = start + min(index if end_index is None else end_index, end - start - 1)
             before_version = columns["version"][before_i].as_py()
             after_version = columns["version"][after_i].as_py()
             after_at = columns["measured_at"][after_i].as_py()
-            worse = cp.change_pct > 0 if lower_is_better else cp.change_pct < 0
+            worse = change_pct > 0 if lower_is_better else change_pct < 0
             found.append(
                 {
                     "series_id": series_id,
                     "alert_key": alert_key(project_name, before_version, after_version, after_at),
-                    "position": cp.index,
+                    "position": index,
                     "before_version": before_version,
                     "after_version": after_version,
                     "before_at": columns["measured_at"][before_i].as_py(),
                     "after_at": after_at,
-                    "before": cp.before,
-                    "after": cp.after,
-                    "change_pct": cp.change_pct,
-                    "p_value": cp.p_value,
+                    "before": before,
+                    "after": after,
+                    "change_pct": change_pct,
+                    "p_value": p_value,
                     "kind": "regression" if worse else "improvement",
                     "source_id": columns["source_id"][after_i].as_py(),
                     "line": lines[after_i].as_py(),
                     "noisy": figures.too_noisy,
+                    "shape": shape,
+                    "end_position": end_index,
                 }
             )
     _replace(conn, ids, project, found, noise_rows)

@@ -149,8 +149,9 @@ def run_detect(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({**row, "series": label}, default=str))
         else:
+            shape = "drift " if row.get("shape") == "drift" else ""
             print(
-                f"{row['kind']:<11} {row['change_pct']:+7.2f}%  {row['before']:.4g} -> "
+                f"{shape}{row['kind']:<11} {row['change_pct']:+7.2f}%  {row['before']:.4g} -> "
                 f"{row['after']:.4g}  {row['before_version'] or '?'} -> "
                 f"{row['after_version'] or '?'} ({row['after_at'] or 'undated'})  "
                 f"{label}  p={row['p_value']:.2g}"

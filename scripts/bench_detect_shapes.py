@@ -41,6 +41,7 @@ each shape at each length, half of them with one step of the size given):
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import subprocess
 import sys
@@ -75,6 +76,7 @@ SHAPES = (
     "pure noise",
 )
 NO_STEP = {"slow ramp", "growth curve", "tiny step", "pure noise"}
+DRIFTS: collections.Counter[int] = collections.Counter()  # drift findings per case
 
 
 @dataclass
@@ -206,7 +208,11 @@ def run_command(cases: list[Case], work: Path) -> tuple[list[list[int]], float]:
     found: list[list[int]] = [[] for _ in cases]
     for line in done.stdout.splitlines():
         row = json.loads(line)
-        found[case_of[int(row["series_id"])]].append(int(row["position"]))
+        case = case_of[int(row["series_id"])]
+        if row.get("shape") == "drift":  # a gradual change: scored apart from the steps
+            DRIFTS[case] += 1
+        else:
+            found[case].append(int(row["position"]))
     return [sorted(f) for f in found], seconds
 
 
@@ -339,6 +345,16 @@ def main() -> int:
             if shape == "all":
                 total[name] = [f1, fa]
         print(line)
+    print("\ndrift findings of the command (one per gradual change; the ramps and curves are")
+    print("drifts, no other shape holds one):")
+    print(
+        "  "
+        + ", ".join(
+            f"{shape} {sum(DRIFTS[i] for i, c in enumerate(cases) if c.shape == shape)}"
+            f"/{sum(c.shape == shape for c in cases)}"
+            for shape in SHAPES
+        )
+    )
     if args.long:
         print("\n100,000 points, library (min_change_pct=1):")
         for shape in SHAPES:

@@ -258,3 +258,29 @@ def test_the_minimum_effect_is_a_setting_most_specific_first(tmp_path: Path) -> 
     toml.write_text("[detect]\nmin_change_pct = 'two'\n")
     with pytest.raises(settings.UsageError, match=r"perfboard\.toml: min_change_pct = 'two'"):
         settings.load(toml)
+
+
+def test_a_slow_leak_is_one_drift_with_its_start_end_and_size(tmp_path: Path) -> None:
+    """10 ms for 80 nights, then 40 nights of a leak to 12 ms, then 12 ms: one drift
+    finding from where the ramp starts to where it arrives, not a staircase of steps."""
+    target = tmp_path / "leak.duckdb"
+    leak = [(10.0 + 2.0 * i / 40, 1) for i in range(40)]
+    path = nightly(
+        tmp_path / "leak.jsonl",
+        batch_sizes=(1,),
+        levels=[(10.0, 80), *leak, (12.0, 80)],
+        noise=0.003,
+    )
+    assert ingest("results", str(path), "--db", str(target), "--no-detect") == 0
+    conn = db.connect(target)
+    alerts.detect_store(conn)
+    rows = conn.execute(
+        "SELECT shape, position, end_position, change_pct, kind FROM change_points"
+    ).fetchall()
+    assert [r[0] for r in rows] == ["drift"]
+    (_, start, end, change, kind) = rows[0]
+    assert abs(start - 80) <= 5 and abs(end - 120) <= 5
+    assert change == pytest.approx(20.0, abs=1.5) and kind == "regression"
+    [alert] = queries.alerts(conn).itertuples()
+    assert alert.drifts == 1
+    conn.close()

@@ -339,3 +339,18 @@ def test_a_daily_cycle_is_no_step_and_a_step_across_it_is_found() -> None:
     stepped[n // 2 :] *= 1.2
     found = [c for c in change_points(stepped, min_change_pct=1.0) if abs(c.change_pct) >= 1]
     assert [c.index for c in found] == [n // 2]
+
+
+def test_a_drift_is_one_finding_and_noise_holds_none() -> None:
+    rng = np.random.default_rng(25)
+    level = np.concatenate([np.ones(1000), np.linspace(1.0, 1.2, 500), np.full(1000, 1.2)])
+    seen = detect.examine(
+        10 * level * (1 + 0.01 * rng.standard_normal(level.size)), 0.99, min_change_pct=1.0
+    )
+    assert seen.change_points == []
+    [drift] = seen.drifts
+    assert abs(drift.start - 1000) <= 30 and abs(drift.end - 1500) <= 30
+    assert drift.change_pct == pytest.approx(20.0, abs=1.0) and drift.p_value < 1e-6
+    for seed in range(20):  # pure noise: no drift
+        noise_only = 10 * (1 + 0.02 * np.random.default_rng(seed).standard_normal(2000))
+        assert detect.examine(noise_only, min_change_pct=1.0).drifts == []

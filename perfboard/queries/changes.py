@@ -33,6 +33,7 @@ def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                1 - min(CASE WHEN coalesce(cp.noisy, false) THEN least(1.0, 10 * cp.p_value)
                             ELSE cp.p_value END) AS confidence,
                count(*) FILTER (WHERE cp.noisy) AS noisy_series,
+               count(*) FILTER (WHERE cp.shape = 'drift') AS drifts,
                coalesce(any_value(t.status), 'new') AS status, any_value(t.note) AS note,
                any_value(t.set_by) AS set_by, any_value(t.set_at) AS set_at
         FROM change_points cp
@@ -51,7 +52,8 @@ def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFra
         f"""
         SELECT cp.series_id, {_SERIES_LABEL} AS series, s.metric, s.unit, cp.before,
                cp.after, cp.change_pct, cp.after - cp.before AS change_abs, cp.p_value,
-               cp.kind, coalesce(cp.noisy, false) AS noisy, cp.before_version,
+               cp.kind, coalesce(cp.shape, 'step') AS shape, cp.position, cp.end_position,
+               coalesce(cp.noisy, false) AS noisy, cp.before_version,
                cp.after_version, cp.before_at, cp.after_at,
                src.uri AS source, src.url AS source_url, cp.line
         FROM change_points cp

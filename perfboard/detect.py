@@ -10,7 +10,7 @@ is.) On that series:
 
 0. **A periodic pattern is no step** (``_without_cycle``). A daily cycle of a shared machine
    moves the mean of each half-day as far as a step would. When one frequency of at least
-   6 cycles holds most of the power of its band and stands 100 times above the power
+   6 cycles holds most of the power of its band and stands 20 times above the power
    around it (steps and drifts spread theirs smoothly, as 1 / k^2, and never do), its
    median profile, taken against the mean over one period around each point so that a
    step does not leak into it, is divided out first. Its period is read to a fraction of
@@ -180,7 +180,7 @@ _SHAPE_RATIO = 1.3  # the two noise estimates of Gaussian noise agree within thi
 _CYCLE_MIN_POINTS = 200  # shorter series hold too few periods to tell a cycle
 _CYCLE_MIN_CYCLES = 6  # a cycle repeats at least this often in the series
 _CYCLE_SHARE = 0.3  # a cycle holds at least this share of the variance
-_CYCLE_PEAK = 100.0  # and stands this far above the power of its band
+_CYCLE_PEAK = 20.0  # and this far above the power around it (noise: at most ~10x)
 _NORMAL = NormalDist()
 # A new value is compared with the last RECENT points of its level at most: a step too
 # small to detect inside a long last segment would otherwise bias its median.

@@ -146,7 +146,9 @@ if not ok.empty:
     chart = charts.trend_lines(
         ok, str(changes.metric.iloc[0]), units[0] if len(units) == 1 else "mixed units"
     )
-    chart = charts.with_change(chart, alert.after_at)
+    # A drift: the band from where its ramp starts (the last point before it) to its end.
+    since = changes.before_at.min() if alert.drifts == alert.series else None
+    chart = charts.with_change(chart, alert.after_at, since)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
     if len(changes) > 8:
         st.caption(f"The 8 largest of {len(changes)} changes are drawn.")

@@ -211,8 +211,9 @@ def trend_lines(
     return alt.layer(*layers).properties(height=360)
 
 
-def with_change(chart: alt.TopLevelMixin, at: object) -> alt.TopLevelMixin:
-    """A dashed vermilion rule where a change was detected (at its first point after)."""
+def with_change(chart: alt.TopLevelMixin, at: object, since: object = None) -> alt.TopLevelMixin:
+    """A dashed vermilion rule where a change was detected (at its first point after);
+    for a drift, `since` its start, a light band over the ramp from there to `at`."""
     if at is None or pd.isna(at):
         return chart
     rule = (
@@ -220,7 +221,21 @@ def with_change(chart: alt.TopLevelMixin, at: object) -> alt.TopLevelMixin:
         .mark_rule(color=LOSS, strokeDash=[6, 3], strokeWidth=1.5)
         .encode(x="at:T", tooltip=[alt.Tooltip("at:T", title="change", format="%Y-%m-%d %H:%M")])
     )
-    return alt.layer(chart, rule)
+    if since is None or pd.isna(since):
+        return alt.layer(chart, rule)
+    band = (
+        alt.Chart(pd.DataFrame({"since": [since], "at": [at]}))
+        .mark_rect(color=LOSS, opacity=0.12)
+        .encode(
+            x="since:T",
+            x2="at:T",
+            tooltip=[
+                alt.Tooltip("since:T", title="drift from", format="%Y-%m-%d %H:%M"),
+                alt.Tooltip("at:T", title="to", format="%Y-%m-%d %H:%M"),
+            ],
+        )
+    )
+    return alt.layer(band, chart, rule)
 
 
 def release_rules(releases: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,8 +201,6 @@ def run_command(cases: list[Case], work: Path) -> tuple[list[list[int]], float]:
         text=True,
     )
     seconds = time.perf_counter() - started
-    import duckdb
-
     conn = duckdb.connect(str(db), read_only=True)
     case_of = dict(conn.execute("SELECT series_id, (params->>'case')::INT FROM series").fetchall())
     conn.close()

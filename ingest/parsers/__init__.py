@@ -30,7 +30,8 @@ data model, so that their series compare and chart alike:
   "ttft", "tpot", "itl", "e2e_latency", "gpu_compute_time", "h2d_time", "d2h_time",
   "enqueue_time", "request_throughput", "output_throughput", "total_token_throughput";
 - value, unit and direction from perfboard.units.normalise on the unit as printed (times in
-  ms, lower is better; throughputs per second, higher is better). A value whose unit or
+  ms, lower is better; throughputs per second, higher is better); a spread (stat "std")
+  is better smaller whatever its metric (cells.stat_direction). A value whose unit or
   meaning is not clear is a Problem naming the line, never a guess;
 - ``framework`` is the tool ("tensorrt", "vllm", "sglang"; "" when the tool does not say
   what ran), ``benchmark`` the model as printed (a file's basename), ``device`` as printed;

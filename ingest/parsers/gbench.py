@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ingest.parsers.cells import NUMBER
+from ingest.parsers.cells import NUMBER, stat_direction
 from ingest.parsers.jsonscan import cut_object, find_object, near, positions
 from ingest.parsers.scan import hits
 from ingest.text import DocText
@@ -325,7 +325,7 @@ def _measurement(
         value=value,
         unit=unit,
         task=TASK,
-        direction=direction,  # type: ignore[arg-type]
+        direction=stat_direction(direction, params.get("stat")),  # type: ignore[arg-type]
         framework="",
         params=dict(params),
         testbed=dict(ctx.testbed),

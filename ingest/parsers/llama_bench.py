@@ -74,7 +74,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ingest.parsers.cells import NUMBER
+from ingest.parsers.cells import NUMBER, stat_direction
 from ingest.parsers.jsonscan import find_object
 from ingest.parsers.scan import hits
 from ingest.text import DocText
@@ -302,8 +302,7 @@ def _measurement(
         metric=metric,
         value=q.value,
         unit=q.unit,
-        # A spread is better smaller, even the spread of a throughput.
-        direction="lower" if stat == "std" else q.direction,  # type: ignore[arg-type]
+        direction=stat_direction(q.direction, stat),  # type: ignore[arg-type]
         framework=FRAMEWORK,
         device=series.device,
         params={**series.params, "stat": stat},

@@ -125,7 +125,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ingest.parsers.cells import percentile_stat
+from ingest.parsers.cells import percentile_stat, stat_direction
 from ingest.parsers.jsonscan import cut_object, find_object
 from ingest.parsers.scan import hits
 from ingest.text import DocText
@@ -745,7 +745,7 @@ def _measurement(
         metric=metric,
         value=q_value,
         unit=unit,
-        direction=direction,  # type: ignore[arg-type]
+        direction=stat_direction(direction, stat),  # type: ignore[arg-type]
         framework=run.framework,
         params=params,
         testbed=dict(run.testbed),

@@ -276,3 +276,19 @@ def test_console_tabular_counters_and_a_second_header() -> None:
     assert first.stats["counters"] == {"Bar": 16.0, "Bat": 40.0, "Foo": 8.0}
     [items] = only(ms, metric="items_per_second")
     assert (items.benchmark, items.value, items.line) == ("BM_Items/8", 1.2e6, 9)
+
+
+def test_a_spread_is_better_smaller_even_of_a_rate() -> None:
+    """Arrow's items_per_second is higher-is-better; its stddev aggregate is a spread,
+    better smaller (cells.stat_direction), as the stddev of its times is."""
+    measurements, _ = split(fixture(ARROW))
+    spreads = [m for m in measurements if m.params.get("stat") == "std"]
+    assert {m.metric for m in spreads} == {
+        "real_time",
+        "cpu_time",
+        "bytes_per_second",
+        "items_per_second",
+    }
+    assert {m.direction for m in spreads} == {"lower"}
+    means = only(measurements, metric="items_per_second")
+    assert {m.direction for m in means if m.params.get("stat") != "std"} == {"higher"}

@@ -116,8 +116,20 @@ else:
     resolved = set(points.commit_repo.dropna())
     if resolved or tags.repo.nunique() > 1:
         tags = tags[tags.repo.isin(resolved)]
-    chart = charts.trend_lines(ok, metric, unit, log_scale, x_by, releases=tags)
+    # Where detection found a step or a drift in these series (perfboard detect, or the
+    # ingest's own run): on the time axis, beside the lines.
+    changes = query(queries.series_changes, tuple(int(i) for i in shown.series_id))
+    changes = changes.merge(shown[["series_id", "series"]], on="series_id")
+    chart = charts.trend_lines(ok, metric, unit, log_scale, x_by, releases=tags, changes=changes)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    if x_by == "time" and not changes.empty:
+        drifts = int((changes["shape"] == "drift").sum())
+        steps = len(changes) - drifts
+        st.caption(
+            f"Detected: {steps} step{'s' * (steps != 1)} (dashed rules) and {drifts} "
+            f"drift{'s' * (drifts != 1)} (bands over the ramp), vermilion when worse, green "
+            "when better; Alerts has each with its suspects and triage."
+        )
 if not not_ok.empty:
     st.caption(
         f"{len(not_ok)} points without a value: "

@@ -154,6 +154,7 @@ def trend_lines(
     log_scale: bool = False,
     x_by: str = "time",
     releases: pd.DataFrame | None = None,
+    changes: pd.DataFrame | None = None,
 ) -> alt.LayerChart:
     """Series over time, over their versions in order, or along a parameter (x_by names
     a column of `points`, e.g. batch_size), one colour per series.
@@ -162,7 +163,9 @@ def trend_lines(
     (how many measurements a point stands for), source, line, pr_number, pr_title, pr_link
     (empty unless the version is a known PR's commit), release (the first release that
     contains the version's commit). `releases` (tag, released_at): release tags drawn
-    as dashed rules on a time axis, those within the time the points span.
+    as dashed rules on a time axis, those within the time the points span. `changes`
+    (series, shape, kind, change_pct, before_at, after_at): the detected changes of
+    these series on a time axis (change_marks).
     """
     data = points.dropna(subset=["value"]).copy()
     data["version_short"] = data["version"].fillna("").map(lambda v: v[:10])
@@ -208,7 +211,46 @@ def trend_lines(
     layers = [lines, marks]
     if x_by == "time" and releases is not None and not releases.empty:
         layers += release_rules(releases, data["measured_at"].min(), data["measured_at"].max())
+    if x_by == "time" and changes is not None and not changes.empty:
+        layers = change_marks(changes) + layers  # bands under the lines
     return alt.layer(*layers).properties(height=360)
+
+
+def change_marks(changes: pd.DataFrame) -> list[alt.Chart]:
+    """Detected changes on a time axis: a step as a dashed rule at its first point
+    after, a drift as a light band over its ramp (from the last point before it to the
+    first at its new level); vermilion for a regression, green for an improvement."""
+    data = changes.copy()
+    data["change"] = data["change_pct"].map(lambda p: f"{p:+.1f} %")
+    data["what"] = [
+        ("gradual " if shape == "drift" else "") + kind
+        for shape, kind in zip(data["shape"], data["kind"], strict=True)
+    ]
+    # A value per mark, not a scale: the lines' colour scale is the series'.
+    color = alt.condition("datum.kind === 'regression'", alt.value(LOSS), alt.value(GAIN))
+    tooltip = [
+        alt.Tooltip("series:N", title="series"),
+        alt.Tooltip("what:N", title="change"),
+        alt.Tooltip("change:N", title="by"),
+        alt.Tooltip("before_at:T", title="from", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("after_at:T", title="to", format="%Y-%m-%d %H:%M"),
+    ]
+    marks = []
+    steps = data[data["shape"] != "drift"]
+    if not steps.empty:
+        marks.append(
+            alt.Chart(steps)
+            .mark_rule(strokeDash=[6, 3], strokeWidth=1.5)
+            .encode(x="after_at:T", color=color, tooltip=tooltip)
+        )
+    drifts = data[data["shape"] == "drift"]
+    if not drifts.empty:
+        marks.append(
+            alt.Chart(drifts)
+            .mark_rect(opacity=0.15)
+            .encode(x="before_at:T", x2="after_at:T", color=color, tooltip=tooltip)
+        )
+    return marks
 
 
 def with_change(chart: alt.TopLevelMixin, at: object, since: object = None) -> alt.TopLevelMixin:

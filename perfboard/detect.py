@@ -12,7 +12,8 @@ is.) On that series:
    moves the mean of each half-day as far as a step would. When one frequency of at least
    6 cycles holds most of the power of its band and stands 20 times above the power
    around it (steps and drifts spread theirs smoothly, as 1 / k^2, and never do), its
-   median profile, taken against the mean over one period around each point so that a
+   median profile over the 7 cycles around each point (a season's shape changes over a
+   long history), taken against the mean over one period around each point so that a
    step does not leak into it, is divided out first. Its period is read to a fraction of
    an FFT bin: off by 0.2 %, a 170-cycle profile would be smeared flat.
 1. **Noise.** sigma is the MAD of the first differences / sqrt(2), scaled to a Gaussian
@@ -31,7 +32,19 @@ is.) On that series:
    have found change points, sigma is measured again without the differences that
    straddle them, and if it moved by more than 1 %, steps 2-5 run again with it. A
    series where nothing is found keeps its first sigma, so the rate of false alarms on
-   pure noise (step 4) does not change.
+   pure noise (step 4) does not change. *Noise that wanders* (a machine that warms up and
+   cools down, a shared host's load, an economy) moves neighbouring points together, and
+   the mean of a segment is then far less certain than sigma says: a split would find
+   "steps" all along it. So the residuals around the segment means found are checked
+   for dependence (their lag-1 autocorrelation, and the spread of their means over
+   blocks of n^(1/3) points, each past 3 standard errors of what independent noise
+   gives); where they are dependent, the long-run sigma replaces sigma and steps 2-5 run
+   again (at most 3 times: ``_dependent_sigma``, ``_long_run_variance``). On independent
+   noise the check does not fire, whatever the steps; on AR(1) noise it cut the change
+   points of 40 step-free series of 500 points from 287 to 0 (phi 0.5), 983 to 0 (0.8)
+   and 957 to 22 (0.95), and still found every 5 % step in the phi-0.5 noise. A drift
+   (step 6) is judged the same way, against the long-run variance of what its ramp
+   leaves.
 2. **Outliers.** Each point is compared with its rolling median over 9 points: beyond
    6 sigma it is replaced by that median, beyond 3 sigma it is clipped to median +- 3
    sigma. A median follows a step without lag, so steps stay whole, while an outlier, or a
@@ -66,24 +79,26 @@ is.) On that series:
    removal:
    - *local*: the step must be significant (two-sided normal quantile at ``confidence``)
      using only ``DRIFT_MIN_WIDTH`` points on each side, and its jump beyond the local
-     line (below) at least the minimum effect: a curve's bends are no steps. A slow
+     lines (below) at least the minimum effect: a curve's bends are no steps. A slow
      drift moves the means of long segments but shows no jump at any one place. A
      steep one does move the mean between two windows of 20 points, so where both sides
-     have at least ``DRIFT_MIN_WIDTH`` points the jump must also be significant beyond a
-     straight line:
-     least squares of a line plus a step at the point over up to 5 ``DRIFT_MIN_WIDTH``
-     points on each side (within its neighbours), the z of the step's coefficient. On a
-     ramp that coefficient is about zero wherever the point sits; a real step keeps it.
-     (Where a side is shorter the line's slope would eat the step, so only the first
-     test applies.) In short series this removes most points put on a ramp that spans
-     most of the series;
+     have at least ``DRIFT_MIN_WIDTH`` points the jump must also be significant between
+     two lines: one least-squares line on each side, over the same width (up to 5
+     ``DRIFT_MIN_WIDTH`` points, within its neighbours), and the z of the gap between
+     their ends at the point (the regression-discontinuity estimate). Each side's own
+     slope lets a bend (a leak that starts) show no jump, and equal widths cancel a
+     curve's second-order term from the gap; a real step keeps its size. (Where a side
+     is shorter a line's slope would eat the step, so only the first test applies.) In
+     short series this removes most points put on a ramp that spans most of the series;
    - *shape*: between its neighbours, a point, or a run of up to 6 consecutive points in
      one direction (the staircase a drift leaves in a piecewise-constant fit), is compared
      with one ramp (flat, linear over at least ``DRIFT_MIN_WIDTH`` points, flat; or a
-     line), fitted over a grid of ends from prefix sums. Penalised as above, with a ramp
-     charged 1.5 step penalties (it has two ends to place); the points are a drift if the
-     ramp is cheaper than the steps both alone and added to that ramp (a step inside a
-     drift stays).
+     line), fitted over a grid of ends from prefix sums, and with one quadratic curve
+     (a growth that speeds up or levels off, which no single ramp follows once the noise
+     is small). Penalised as above, with a ramp or a curve charged 1.5 step penalties
+     (a ramp has two ends to place, a curve two shape terms); the points are a drift if
+     the ramp or the curve is cheaper than the steps both alone and added to it (a step
+     inside a drift stays).
    Then each segment between the steps kept is asked whether it holds a drift
    (``_drifts``): the best single ramp (flat, linear, flat) against a flat level, kept
    when it gains more than the ramp's penalty and its size reaches the minimum effect.
@@ -132,6 +147,7 @@ apart from the seeds that the reported figures use.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -171,6 +187,11 @@ _TREND_REACH = 5  # the jump beyond a trend uses up to 5 DRIFT_MIN_WIDTH points 
 _PLACE_REACH = 2  # a point is placed within +-2 min_segment of where the fit put it
 _SIGMA_TOLERANCE = 0.01  # re-fit when sigma without the steps moves by more than 1 %
 _TRIM = 0.05  # the largest |differences| left out of their root mean square
+_BLOCK_EXPONENT = 1.0 / 3.0  # blocks of n^(1/3) points measure the noise of a segment's mean
+_DEPENDENCE_Z = 3.0  # block means this far above white noise's spread: the noise is dependent
+_DEPENDENCE_ROUNDS = 3  # sigma widened and the candidates found again at most this often
+_MAX_AUTOCORRELATION = 0.99  # (1 + rho) / (1 - rho) is at most 199
+_CURVE_COST = 1.5  # a quadratic curve's penalty, in step penalties (as a ramp's)
 # That root mean square of Gaussian differences, in their sigmas: E[Z^2 | |Z| < 1.96].
 _Z95 = 1.959963984540054
 _TRIMMED_RMS = math.sqrt(
@@ -181,6 +202,7 @@ _CYCLE_MIN_POINTS = 200  # shorter series hold too few periods to tell a cycle
 _CYCLE_MIN_CYCLES = 6  # a cycle repeats at least this often in the series
 _CYCLE_SHARE = 0.3  # a cycle holds at least this share of the variance
 _CYCLE_PEAK = 20.0  # and this far above the power around it (noise: at most ~10x)
+_CYCLE_WINDOW = 7  # the profile at a point: the median of the 7 cycles around it
 _NORMAL = NormalDist()
 # A new value is compared with the last RECENT points of its level at most: a step too
 # small to detect inside a long last segment would otherwise bias its median.
@@ -319,13 +341,34 @@ def _drifts(x: np.ndarray, fit: _Series, rules: _Rules, bounds: list[int]) -> li
         gain = (ss_all - rss) / var
         if gain <= _RAMP_COST * rules.penalty:
             continue
+        # Noise that wanders fits a ramp somewhere too: the gain is judged against the
+        # long-run variance of what the ramp leaves, when that is dependent (step 1).
+        long_run = _long_run_variance([_ramp_residuals(fit.y, a, b, u, v)], fit.n)
+        if long_run is not None and long_run > var:
+            gain = (ss_all - rss) / long_run
+            if gain <= _RAMP_COST * rules.penalty:
+                continue
         before = float(np.median(x[a : max(u, a + 1)]))
         after = float(np.median(x[min(v, b - 1) : b]))
-        if before == 0 or not abs(math.log(after / before)) >= max(rules.min_shift, 1e-12):
+        if before == 0:
+            continue
+        # A series with values <= 0 can cross zero: a level that changes sign is no small
+        # change (and has no logarithm).
+        ratio = after / before
+        if not (abs(math.log(ratio)) if ratio > 0 else math.inf) >= max(rules.min_shift, 1e-12):
             continue
         p = 2.0 * (1.0 - _NORMAL.cdf(math.sqrt(gain)))
         found.append(Drift(u, v, before, after, (after - before) / before * 100.0, p))
     return found
+
+
+def _ramp_residuals(y: np.ndarray, a: int, b: int, u: int, v: int) -> np.ndarray:
+    """y over [a, b) less its least-squares fit by a level plus the ramp that is 0 up to
+    u, rises linearly to 1 at v and stays there."""
+    ramp = np.clip((np.arange(a, b) - u) / max(v - u, 1), 0.0, 1.0)
+    design = np.column_stack((np.ones(b - a), ramp))
+    coefficients = np.linalg.lstsq(design, y[a:b], rcond=None)[0]
+    return y[a:b] - design @ coefficients
 
 
 def noise(
@@ -437,6 +480,14 @@ def _segmentation(
             again = _Series.of(x, sigma)
             if again is not None:
                 fit, cps = again, _candidates(again, rules)
+    for _ in range(_DEPENDENCE_ROUNDS if cps else 0):
+        wider = _dependent_sigma(fit, cps)
+        again = _Series.of(x, wider) if wider > fit.sigma * (1.0 + _SIGMA_TOLERANCE) else None
+        if again is None:
+            break
+        fit, cps = again, _candidates(again, rules)
+        if not cps:
+            break
     if cps:
         cps = _drop_drifts(fit, rules, cps)
     if cps:
@@ -485,12 +536,32 @@ def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
     around = y - (sums[lo + width] - sums[lo]) / width
     bins = int(min(max(round(period), 4), 256))
     phase = np.floor((np.arange(n) % period) / period * bins).astype(np.int64)
-    profile = np.zeros(bins)
-    for b in range(bins):
-        chosen = around[phase == b]
-        profile[b] = float(np.median(chosen)) if chosen.size else 0.0
-    cleaned = y - (profile - float(np.median(profile)))[phase]
+    cleaned = y - _local_profile(around, phase, bins, np.floor(np.arange(n) / period))
     return np.exp(cleaned) if logs else cleaned
+
+
+def _local_profile(
+    around: np.ndarray, phase: np.ndarray, bins: int, cycle: np.ndarray
+) -> np.ndarray:
+    """The pattern at each point: the median, over the _CYCLE_WINDOW cycles around the
+    point's own, of the mean of `around` in its phase bin. A cycle's shape changes over a
+    long history (a season's peak grows, a machine's busy hours move), and one profile
+    of the whole series would leave those changes behind as steps; seven cycles, the
+    least seasonal window STL uses (Cleveland et al. 1990), follow them while a step
+    inside one cycle cannot move the median."""
+    cycles = int(cycle[-1]) + 1
+    cell = cycle.astype(np.int64) * bins + phase
+    sums = np.bincount(cell, weights=around, minlength=cycles * bins)
+    counts = np.bincount(cell, minlength=cycles * bins)
+    table = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(cycles, bins)
+    half = _CYCLE_WINDOW // 2
+    padded = np.pad(table, ((half, half), (0, 0)), constant_values=np.nan)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, _CYCLE_WINDOW, axis=0)
+    with warnings.catch_warnings():  # a cell whose window is all empty stays NaN -> 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        local = np.nanmedian(windows, axis=-1)
+        local = local - np.nanmedian(local, axis=1, keepdims=True)
+    return np.nan_to_num(local).reshape(-1)[cell]
 
 
 def _without_largest_steps(y: np.ndarray, count: int, min_segment: int) -> np.ndarray:
@@ -562,6 +633,56 @@ def _sigma_without(y: np.ndarray, cps: list[int]) -> float:
     return _sigma_of_differences(np.diff(y)[keep])
 
 
+def _dependent_sigma(fit: _Series, cps: list[int]) -> float:
+    """Step 1 once more, for noise that wanders (module docstring): sigma, or the root
+    of the long-run variance of the residuals around the segment means of cps where they
+    are dependent (_long_run_variance)."""
+    residuals = [fit.y[s:e] - float(np.mean(fit.y[s:e])) for s, e in pairwise([0, *cps, fit.n])]
+    long_run = _long_run_variance(residuals, fit.n)
+    return fit.sigma if long_run is None else max(fit.sigma, math.sqrt(long_run))
+
+
+def _long_run_variance(residuals: list[np.ndarray], n: int) -> float | None:
+    """The long-run variance of residuals (each a segment's, around its fit) when they
+    are dependent, else None: the larger of two estimates, each counted only when its
+    evidence of dependence is past _DEPENDENCE_Z standard errors.
+
+    - *AR(1)*: the lag-1 autocorrelation rho of the residuals (pairs within a segment)
+      gives var * (1 + rho) / (1 - rho). It holds up when the candidates cut the series
+      into short pieces, each following the wander, where blocks are too few.
+    - *Blocks* of about n^(1/3) points: b * var(block means), for dependence that
+      reaches further than one lag (a slow wave).
+
+    For independent noise rho is about 0 (slightly negative around fitted means) and a
+    block's mean has the variance of a point over the block's length, so neither fires;
+    a step the candidates missed adds about z^2 / n to rho, under the threshold for any
+    step the search can miss.
+    """
+    squares = sum(float(r @ r) for r in residuals)
+    count = sum(r.size for r in residuals)
+    if squares <= 0.0 or count < 3:
+        return None
+    variance = squares / count
+    found = []
+    rho = sum(float(r[1:] @ r[:-1]) for r in residuals if r.size > 1) / squares
+    if rho > _DEPENDENCE_Z / math.sqrt(count):
+        rho = min(rho, _MAX_AUTOCORRELATION)
+        found.append(variance * (1.0 + rho) / (1.0 - rho))
+    b = max(2, round(n**_BLOCK_EXPONENT))
+    means = []
+    for r in residuals:
+        blocks = r.size // b
+        if blocks >= 2:
+            start = (r.size - blocks * b) // 2
+            means.append(r[start : start + blocks * b].reshape(blocks, b).mean(axis=1))
+    if means:
+        m = np.concatenate(means)
+        blocked = b * float(m @ m) / m.size
+        if blocked / variance > 1.0 + _DEPENDENCE_Z * math.sqrt(2.0 / m.size):
+            found.append(blocked)
+    return max(found) if found else None
+
+
 def sigma_floor(
     n: int, min_change_pct: float, confidence: float = 0.99, min_segment: int = 5
 ) -> float:
@@ -621,9 +742,10 @@ class _Series:
     y: np.ndarray  # log values (or raw), outliers cleaned
     raw: np.ndarray  # the same before cleaning
     sigma: float  # its noise (step 1)
-    py: np.ndarray  # prefix sums of yc = y - median(y), yc^2 and t * yc
+    py: np.ndarray  # prefix sums of yc = y - median(y), yc^2, t * yc and t^2 * yc
     pyy: np.ndarray
     pty: np.ndarray
+    ptty: np.ndarray
 
     @classmethod
     def of(cls, x: np.ndarray, sigma: float | None = None, floor: float = 0.0) -> _Series | None:
@@ -648,6 +770,7 @@ class _Series:
             py=np.concatenate(([0.0], np.cumsum(yc))),
             pyy=np.concatenate(([0.0], np.cumsum(yc * yc))),
             pty=np.concatenate(([0.0], np.cumsum(t * yc))),
+            ptty=np.concatenate(([0.0], np.cumsum(t * t * yc))),
         )
 
     @property
@@ -914,23 +1037,74 @@ def _sum_tt(i: np.ndarray | float) -> np.ndarray | float:  # sum of t^2 for 0 <=
 
 
 def _jump_beyond_trend(fit: _Series, s: int, t: int, e: int) -> tuple[float, float]:
-    """(|z|, size) of the jump at t in the least-squares fit of a line plus a step at t
-    to [s, e); (infinite, infinite): no test, with fewer than DRIFT_MIN_WIDTH points a
-    side."""
-    if min(t - s, e - t) < DRIFT_MIN_WIDTH:
+    """(|z|, size) of the jump at t between two lines, one fitted to each side over the
+    same width (the most both sides of [s, e) allow); (infinite, infinite): no test, with
+    fewer than DRIFT_MIN_WIDTH points a side.
+
+    Each side's own line, not one shared slope: a curve bends at t, and a bend is no
+    jump. With equal widths a curve's second-order term shifts both lines' ends at t by
+    the same amount and cancels from the jump, so the curve of a growth or a leak leaves
+    a jump of about zero wherever the point sits, while a real step keeps its size."""
+    w = min(t - s, e - t)
+    if w < DRIFT_MIN_WIDTH:
         return math.inf, math.inf
-    # Normal equations for the columns 1, u = i - t and [i >= t], from prefix sums.
-    k_all, k_right = float(e - s), float(e - t)
-    su = _sum_t(e) - _sum_t(s) - t * k_all
-    suu = _sum_tt(e) - _sum_tt(s) - 2.0 * t * (su + t * k_all) + t * t * k_all
-    su_right = _sum_t(k_right)  # u = 0, 1, ..., e - t - 1 on the right
-    sy = fit.py[e] - fit.py[s]
-    suy = fit.pty[e] - fit.pty[s] - t * sy
-    sy_right = fit.py[e] - fit.py[t]
-    gram = np.array([[k_all, su, k_right], [su, suu, su_right], [k_right, su_right, k_right]])
-    inv = np.linalg.inv(gram)
-    jump = float(inv[2] @ np.array([sy, suy, sy_right]))
-    return abs(jump) / (fit.sigma * math.sqrt(float(inv[2, 2]))), jump
+    at = t - 0.5  # the boundary between the two sides
+    left, left_var = _line_end(fit, t - w, t, at)
+    right, right_var = _line_end(fit, t, t + w, at)
+    jump = right - left
+    return abs(jump) / (fit.sigma * math.sqrt(left_var + right_var)), jump
+
+
+def _line_end(fit: _Series, a: int, b: int, at: float) -> tuple[float, float]:
+    """(value, variance in sigma^2) at `at` of the least-squares line through [a, b)."""
+    k = float(b - a)
+    st = _sum_t(b) - _sum_t(a)
+    mean_t = st / k
+    var_t = _sum_tt(b) - _sum_tt(a) - st * mean_t
+    sy = fit.py[b] - fit.py[a]
+    slope = (fit.pty[b] - fit.pty[a] - mean_t * sy) / var_t
+    return sy / k + slope * (at - mean_t), 1.0 / k + (at - mean_t) ** 2 / var_t
+
+
+def _sum_ttt(i: np.ndarray | float) -> np.ndarray | float:  # sum of t^3 for 0 <= t < i
+    return (i * (i - 1.0) / 2.0) ** 2
+
+
+def _sum_tttt(i: np.ndarray | float) -> np.ndarray | float:  # sum of t^4 for 0 <= t < i
+    m = i - 1.0
+    return m * (m + 1.0) * (2.0 * m + 1.0) * (3.0 * m * m + 3.0 * m - 1.0) / 30.0
+
+
+def _curve_gain(fit: _Series, edges: list[int]) -> float:
+    """How much one quadratic curve shared by the segments between `edges` (each with its
+    own level) lowers their residual sum of squares: the reduction of least squares on
+    the centred columns u and u^2, u = (t - a) / (b - a) over [a, b) = [edges[0],
+    edges[-1]), all from prefix sums."""
+    a, b = edges[0], edges[-1]
+    width = float(b - a)
+    gram = np.zeros((2, 2))
+    cross = np.zeros(2)
+    for lo, hi in pairwise(edges):
+        k = float(hi - lo)
+        j0, j1 = float(lo - a), float(hi - a)  # u * width runs over j0 .. j1 - 1
+        powers = [k] + [
+            (f(j1) - f(j0)) / width**p
+            for p, f in ((1, _sum_t), (2, _sum_tt), (3, _sum_ttt), (4, _sum_tttt))
+        ]
+        sy = fit.py[hi] - fit.py[lo]
+        sty = fit.pty[hi] - fit.pty[lo]
+        stty = fit.ptty[hi] - fit.ptty[lo]
+        suy = (sty - a * sy) / width
+        suuy = (stty - 2.0 * a * sty + a * a * sy) / (width * width)
+        su, suu, suuu, suuuu = powers[1], powers[2], powers[3], powers[4]
+        gram += [
+            [suu - su * su / k, suuu - su * suu / k],
+            [suuu - su * suu / k, suuuu - suu * suu / k],
+        ]
+        cross += [suy - su * sy / k, suuy - suu * sy / k]
+    if abs(float(np.linalg.det(gram))) < 1e-18:
+        return 0.0
+    return float(cross @ np.linalg.solve(gram, cross))
 
 
 def _ramp_sums(
@@ -1021,10 +1195,13 @@ def _ramp_advantage(fit: _Series, penalty: float, bounds: list[int]) -> float:
     var = fit.sigma * fit.sigma
     cost_steps = rss_steps / var + steps * penalty
     cost_ramp = _least_over_ramps(a, b, ramp) / var + _RAMP_COST * penalty
-    if cost_ramp >= cost_steps:
-        return cost_steps - cost_ramp
-    cost_both = _least_over_ramps(a, b, ramp_and_steps) / var + (steps + _RAMP_COST) * penalty
-    return min(cost_steps, cost_both) - cost_ramp
+    cost_curve = (ss_all - _curve_gain(fit, [a, b])) / var + _CURVE_COST * penalty
+    cost_drift = min(cost_ramp, cost_curve)
+    if cost_drift >= cost_steps:
+        return cost_steps - cost_drift
+    both_ramp = _least_over_ramps(a, b, ramp_and_steps) / var + (steps + _RAMP_COST) * penalty
+    both_curve = (rss_steps - _curve_gain(fit, bounds)) / var + (steps + _CURVE_COST) * penalty
+    return min(cost_steps, both_ramp, both_curve) - cost_drift
 
 
 # --------------------------------------------------------------------- step 7: placement

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from ingest.results import write_records
@@ -284,3 +285,36 @@ def test_a_slow_leak_is_one_drift_with_its_start_end_and_size(tmp_path: Path) ->
     [alert] = queries.alerts(conn).itertuples()
     assert alert.drifts == 1
     conn.close()
+
+
+def test_trends_draws_the_steps_and_the_drift_detection_found(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store's two steps in batch sizes 1 and 2, and a leak in batch size 3.
+    leak = [(10.0 + 2.0 * i / 40, 1) for i in range(40)]
+    path = nightly(tmp_path / "leak.jsonl", (3,), [(10.0, 80), *leak, (12.0, 80)], noise=0.003)
+    assert ingest("results", str(path), "--db", str(store), "--no-detect") == 0
+    conn = db.connect(store)
+    alerts.detect_store(conn)
+    conn.close()
+    at = run_page(monkeypatch, store, "pages/trends.py", metric="latency")
+    [chart] = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    marks = [layer["mark"] for layer in spec["layer"]]
+    assert {"type": "rule", "strokeDash": [6, 3], "strokeWidth": 1.5} in marks
+    assert {"type": "rect", "opacity": 0.15} in marks
+    # Streamlit sends the chart's datasets as Arrow IPC streams beside the spec.
+    rows = [
+        row
+        for named in chart.proto.datasets
+        for row in pa.ipc.open_stream(named.data.data).read_all().to_pylist()
+        if "shape" in row
+    ]
+    steps = sorted(r["change_pct"] for r in rows if r["shape"] == "step")
+    # 10 -> 9.5 -> 8.4 ms in each of the two series, under 1 % noise
+    assert steps == pytest.approx([-11.6, -11.6, -5.0, -5.0], abs=0.5)
+    assert all(r["change"] == f"{r['change_pct']:+.1f} %" for r in rows)
+    [drift] = [r for r in rows if r["shape"] == "drift"]
+    assert drift["what"] == "gradual regression" and "batch_size=3," in drift["series"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Detected: 4 steps (dashed rules) and 1 drift (bands" in captions

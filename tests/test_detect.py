@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
 
 from perfboard import detect
-from perfboard.detect import ChangePoint, change_points, check_latest, noise
+from perfboard.detect import ChangePoint, change_points, check_latest, examine, noise
 from perfboard.detect import _welch_p as welch_p
 
 
@@ -112,18 +113,84 @@ def test_ramp_over_most_of_a_short_series_is_not_a_step() -> None:
     assert quiet >= 26  # 8 of 40 before the test beyond a trend
 
 
-def test_jump_beyond_trend_is_the_least_squares_coefficient() -> None:
+def test_wandering_noise_is_not_a_staircase() -> None:
+    # AR(1) noise (phi 0.5: each point half its predecessor's deviation plus 1 % noise),
+    # no step: the long-run sigma of the residuals judges the splits (step 1).
+    def wandering(seed: int) -> np.ndarray:
+        shocks = np.random.default_rng(seed).standard_normal(500)
+        y = np.zeros(500)
+        for i in range(1, 500):
+            y[i] = 0.5 * y[i - 1] + shocks[i]
+        return 20.0 * np.exp(0.01 * y)
+
+    found = sum(len(change_points(wandering(seed), min_change_pct=1)) for seed in range(20))
+    assert found <= 2  # 144 with sigma from the differences alone
+    stepped = wandering(3) * np.where(np.arange(500) >= 250, 1.1, 1.0)
+    assert [c.index for c in change_points(stepped, min_change_pct=1)] == [250]
+
+
+def test_a_growth_curve_is_a_drift_not_steps() -> None:
+    # 50 * (1 + t / n)^2 under 0.2 % noise: a curve no single ramp follows.
+    t = np.arange(200)
+    steps, drifts = 0, 0
+    for seed in range(20):
+        noise = 1.0 + 0.002 * np.random.default_rng(seed).standard_normal(200)
+        found = examine(50.0 * (1.0 + t / 200) ** 2 * noise, min_change_pct=1)
+        steps += len(found.change_points)
+        drifts += bool(found.drifts)
+    assert steps <= 8  # 37 without the curve in the shape check
+    assert drifts == 20
+
+
+def test_jump_beyond_trend_is_between_two_least_squares_lines() -> None:
     rng = np.random.default_rng(21)
     level = 20.0 * np.linspace(1.0, 1.1, 500) * np.where(np.arange(500) >= 250, 1.05, 1.0)
     fit = detect._Series.of(level * (1.0 + 0.02 * rng.standard_normal(500)))
     assert fit is not None
     for s, t, e in [(0, 250, 500), (150, 250, 350), (200, 230, 260), (0, 40, 300)]:
-        u = np.arange(s, e) - t
-        design = np.column_stack((np.ones(e - s), u, (u >= 0).astype(np.float64)))
-        inverse = np.linalg.inv(design.T @ design)
-        jump = (inverse @ design.T @ fit.y[s:e])[2]
-        z = abs(jump) / (fit.sigma * math.sqrt(inverse[2, 2]))
+        w = min(t - s, e - t)  # the same width on both sides
+        ends, variance = [], 0.0
+        for lo, hi in ((t - w, t), (t, t + w)):
+            design = np.column_stack((np.ones(hi - lo), np.arange(lo, hi) - (t - 0.5)))
+            inverse = np.linalg.inv(design.T @ design)
+            ends.append((inverse @ design.T @ fit.y[lo:hi])[0])  # the line at t - 0.5
+            variance += inverse[0, 0]
+        z = abs(ends[1] - ends[0]) / (fit.sigma * math.sqrt(variance))
         assert detect._jump_beyond_trend(fit, s, t, e)[0] == pytest.approx(z, rel=1e-9)
+    # The 5 % step at 250 stands out of the trend; nowhere else is there a jump.
+    assert detect._jump_beyond_trend(fit, 0, 250, 500)[1] == pytest.approx(math.log(1.05), abs=0.01)
+    assert detect._jump_beyond_trend(fit, 0, 400, 500)[0] < 3.0
+
+
+def test_a_bend_is_no_jump() -> None:
+    # A leak starts at 200: 10 % over the next 200 points, no noise. Each side's own line
+    # follows it (one line shared by both sides, fitted over 100 points before and 200
+    # after, left a jump of -1.7 % there).
+    t = np.arange(400, dtype=np.float64)
+    fit = detect._Series.of(np.exp(0.1 * np.maximum(t - 200.0, 0.0) / 200.0))
+    assert fit is not None
+    assert abs(detect._jump_beyond_trend(fit, 100, 200, 400)[1]) < 3e-4  # half a point's rise
+
+
+def test_curve_gain_is_the_least_squares_reduction() -> None:
+    rng = np.random.default_rng(4)
+    fit = detect._Series.of(
+        np.exp(0.3 * np.linspace(0, 1, 3000) ** 2 + 0.01 * rng.standard_normal(3000))
+    )
+    assert fit is not None
+    for edges in ([100, 400], [2000, 2100, 2150, 2600], [2900, 2950, 3000]):
+        a, b = edges[0], edges[-1]
+        u = (np.arange(a, b) - a) / (b - a)
+        levels = np.zeros((b - a, len(edges) - 1))
+        for i, (lo, hi) in enumerate(pairwise(edges)):
+            levels[lo - a : hi - a, i] = 1.0
+        y = fit.y[a:b]
+        without = y - levels @ np.linalg.lstsq(levels, y, rcond=None)[0]
+        both = np.column_stack((levels, u, u * u))
+        with_curve = y - both @ np.linalg.lstsq(both, y, rcond=None)[0]
+        expected = without @ without - with_curve @ with_curve
+        assert detect._curve_gain(fit, edges) == pytest.approx(expected, rel=1e-6)
+
     # Fewer than DRIFT_MIN_WIDTH points on a side: no such test.
     assert detect._jump_beyond_trend(fit, 240, 250, 400)[0] == math.inf
 
@@ -354,3 +421,13 @@ def test_a_drift_is_one_finding_and_noise_holds_none() -> None:
     for seed in range(20):  # pure noise: no drift
         noise_only = 10 * (1 + 0.02 * np.random.default_rng(seed).standard_normal(2000))
         assert detect.examine(noise_only, min_change_pct=1.0).drifts == []
+
+
+def test_a_drift_across_zero_is_found_not_a_crash() -> None:
+    # A series of signed values (a margin in ms, a temperature) that drifts from -1 to +1:
+    # its levels have no ratio's logarithm (`perfboard detect` stopped on one).
+    t = np.arange(300)
+    values = np.clip((t - 100) / 100, 0.0, 1.0) * 2.0 - 1.0
+    values = values + 0.01 * np.random.default_rng(5).standard_normal(300)
+    drift = examine(values, min_change_pct=1).drifts[0]
+    assert abs(drift.start - 100) <= 5 and drift.before == pytest.approx(-1.0, abs=0.05)

@@ -21,6 +21,7 @@ from perfboard.queries.changes import (
     alert_suspects,
     alerts,
     latest_outliers,
+    series_changes,
     suspects_between,
 )
 from perfboard.queries.compare import compare_choices, compare_side, series_steps
@@ -84,6 +85,7 @@ __all__ = [
     "releases",
     "report_weeks",
     "series_catalog",
+    "series_changes",
     "series_labels",
     "series_points",
     "series_steps",

@@ -66,6 +66,22 @@ def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFra
     ).df()
 
 
+def series_changes(conn: duckdb.DuckDBPyConnection, series_ids: tuple[int, ...]) -> pd.DataFrame:
+    """The change points of these series for a chart: a step at after_at (its first point
+    after), a drift from before_at (the last point before its ramp) to after_at (the
+    first at the level it reached)."""
+    return conn.execute(
+        """
+        SELECT cp.series_id, coalesce(cp.shape, 'step') AS shape, cp.kind, cp.change_pct,
+               cp.before_at, cp.after_at, coalesce(cp.noisy, false) AS noisy, cp.alert_key
+        FROM change_points cp
+        WHERE list_contains($ids, cp.series_id) AND cp.after_at IS NOT NULL
+        ORDER BY cp.after_at
+        """,
+        {"ids": list(series_ids)},
+    ).df()
+
+
 def alert_suspects(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
     """The PRs that landed between the two sides of an alert (see suspects_between)."""
     sides = conn.execute(

@@ -2,6 +2,7 @@
 
 import sys
 
-from ingest.cli import main
+from ingest.cli import arrow_without_pandas, main
 
+arrow_without_pandas()
 sys.exit(main())

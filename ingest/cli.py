@@ -38,17 +38,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import duckdb
-from tqdm import tqdm
+import pyarrow as pa
 
-from ingest import pipeline, pulls, results
+from ingest import pipeline, results
 from ingest.documents import worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult
-from perfboard import alerts, db, lake
+from perfboard import db, lake
 from perfboard.cli import UsageError, first_error, run, store_location, store_options
 from perfboard.model import DocMeta
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from ingest import github
     from perfboard.github_api import GitHubClient
 
@@ -227,6 +229,34 @@ def main(argv: list[str] | None = None) -> int:
     return run("ingest", build_parser().parse_args(argv))
 
 
+class _NoPandas:
+    """An import finder that says pandas is not installed (see arrow_without_pandas)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("not imported by the ingest", name=name)
+
+
+def arrow_without_pandas() -> None:
+    """Keep pyarrow from importing pandas, for the rest of this process.
+
+    The first Arrow value made from Python objects (pa.array, pa.scalar, pa.table) makes
+    pyarrow try `import pandas`, in case the object is a pandas one: 0.25-0.4 s, as much
+    as importing DuckDB and pyarrow together, for a library the ingest never uses. pyarrow
+    tries once and remembers the answer; this makes the answer "not installed" and then
+    lets `import pandas` work again. Only for the command line (ingest/__main__.py): in a
+    process that also serves pages, pyarrow must still convert to and from pandas.
+    """
+    if "pandas" in sys.modules:
+        return
+    blocker = _NoPandas()
+    sys.meta_path.insert(0, blocker)
+    try:
+        pa.scalar(0)  # pyarrow's one attempt at importing pandas, made now
+    finally:
+        sys.meta_path.remove(blocker)
+
+
 def open_store(args: argparse.Namespace, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """The store of a command's --db, as every command opens it (perfboard.db.open_store)."""
     return db.open_store(store_location(args), read_only=read_only, lock_timeout=args.lock_timeout)
@@ -310,7 +340,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     with (
         worker_pool(paths, args.kind) as pool,  # forked before the store opens
         closing(open_store(args)) as conn,
-        tqdm(total=total, unit="B", unit_scale=True, disable=not show_bar, leave=False) as bar,
+        progress_bar(total, show_bar) as bar,
     ):
         changed: list[str] = []
         unchanged: list[str] = []
@@ -350,6 +380,8 @@ def detect_changed(
     detection is older than the document (an ingest killed or interrupted between storing
     it and detecting): without them, a re-run would never detect those series.
     """
+    from perfboard import alerts  # the detector (numpy, scipy's kin): only when detecting
+
     started = time.perf_counter()
     touched = conn.execute(
         "SELECT DISTINCT m.series_id FROM measurements m JOIN sources s USING (source_id)"
@@ -370,7 +402,35 @@ def detect_changed(
     )
 
 
-def report(result: SaveResult, conn: duckdb.DuckDBPyConnection, bar: tqdm) -> None:
+class _NoBar:
+    """What the ingest asks of a progress bar, when none is shown (not on a terminal, or
+    too short a run to wait on): tqdm itself costs 25 ms to import."""
+
+    n = 0
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: float = 1) -> None:
+        self.n += int(n)
+
+    def write(self, text: str, file: TextIO | None = None) -> None:
+        print(text, file=file or sys.stdout)
+
+
+def progress_bar(total: int, show: bool) -> tqdm | _NoBar:
+    """A byte-counting progress bar on stderr when `show`, else a stand-in for one."""
+    if not show:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, leave=False)
+
+
+def report(result: SaveResult, conn: duckdb.DuckDBPyConnection, bar: tqdm | _NoBar) -> None:
     """One line per document that did something noteworthy, and its first problems."""
     if result.outcome in ("failed", "duplicate", "unrecognised", "emptied") or result.problems:
         detail = f": {result.note}" if result.note else ""
@@ -559,7 +619,7 @@ def run_git_results(args: argparse.Namespace) -> int:
     with (
         closing(open_store(args)) as conn,
         tempfile.TemporaryDirectory() as folder,
-        tqdm(disable=True) as bar,
+        progress_bar(0, False) as bar,
     ):
         try:
             for file in git.result_files(args.repo, args.glob, args.rev, args.name):
@@ -585,13 +645,15 @@ def run_git_results(args: argparse.Namespace) -> int:
 
 def run_pulls(args: argparse.Namespace) -> int:
     """Known PR facts from CSV files; bad lines are reported, the rest stored."""
+    from ingest.pulls import load_pulls_csv  # only this command reads PR facts
+
     for path in args.paths:
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
     with closing(open_store(args)) as conn:
         for path in args.paths:
             try:
-                loaded = pulls.load_pulls_csv(conn, path)
+                loaded = load_pulls_csv(conn, path)
             except (OSError, UnicodeDecodeError, csv.Error) as error:
                 raise UsageError(f"{path}: cannot be read: {error}") from None
             for problem in [] if args.quiet else loaded.problems:

@@ -27,9 +27,9 @@ from pathlib import Path
 import xxhash
 
 from ingest.gate import markers_of
-from ingest.registry import GENERIC, RESULTS_KIND, gate_for, parsers_for
+from ingest.registry import GENERIC, KINDS, PARSERS, RESULTS_KIND, gate_for, parse_fn
 from ingest.runs import Run, assemble
-from ingest.save import Rows, SourceInfo
+from ingest.save import EVENT_SCHEMA, PASS_SCHEMA, Rows, SourceInfo, record_table
 from ingest.text import (
     MIXED,
     DocText,
@@ -40,7 +40,7 @@ from ingest.text import (
     normalise,
     sniff_encoding,
 )
-from perfboard.model import DocMeta, Found, Measurement, Problem
+from perfboard.model import DocMeta, Found, Measurement, PassApplied, Problem, ProfileEvent
 
 # Chunks small enough to stay in cache and to reuse freed memory: decoding 32 MiB at a
 # time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
@@ -51,7 +51,8 @@ CUT_WINDOW = 2**16
 @dataclass(slots=True)
 class Parsed:
     info: SourceInfo
-    found: Found  # its measurements are in `rows` too (only there, from worker processes)
+    found: Found  # its measurements are in `rows` too (and, from worker processes, only
+    # there, with its profile events and passes)
     runs: list[Run]
     rows: Rows
 
@@ -102,19 +103,26 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
         present = gate_for(kind).scan(doc.text).present
     found = Found()
     taken: set[int] | None = None  # lines the tool parsers read, once a generic one runs
-    for name, parse in parsers_for(kind):
+    for name in KINDS[kind]:
         if name not in present:
-            continue
+            continue  # not imported either, unless another document needed it
+        parse = parse_fn(name)
         generic = name in GENERIC
         if generic and taken is None:
             taken = _lines_read(found)
         before = _count(found)
-        measurements = found.measurements
+        # The bulk of a large log is records of one of these types: no dispatch for them.
+        bulk = {
+            Measurement: found.measurements.append,
+            PassApplied: found.passes.append,
+            ProfileEvent: found.profile_events.append,
+        }
         for item in parse(doc):
             if generic and taken and _overlaps(item, taken):
                 continue
-            if type(item) is Measurement:  # the bulk of a large log: no dispatch
-                measurements.append(item)
+            append = bulk.get(type(item))
+            if append is not None:
+                append(item)
                 continue
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
@@ -186,8 +194,8 @@ def chunk_text(
 class ChunkResult:
     """What one chunk gave, with lines and runs counted from its own start.
 
-    From a worker process, the measurements and runs come as `rows` (Arrow tables) and
-    found.measurements and runs are empty.
+    From a worker process, the measurements, runs, profile events and passes come as
+    `rows` (Arrow tables) and found holds none of them.
     """
 
     found: Found
@@ -444,16 +452,19 @@ def _parse_range_to_rows(
 ) -> ChunkResult:
     """A worker's task: read one planned range, parse it, and pack what goes back.
 
-    Measurements and runs go back as Arrow tables (a few buffers to pickle); the other
-    records are few. The bytes are read into a buffer the process keeps.
+    Measurements, runs, profile events and passes go back as Arrow tables (a few buffers
+    to pickle); the other records are few. The bytes are read into a buffer the process keeps.
     """
     global _buffer
     _buffer = _fitted(_buffer, end - start)
     with open(path, "rb") as fh:
         chunk = _read_range(fh.fileno(), start, end, codec, _buffer)
     result = parse_chunk(chunk, codec, kind, meta)
-    result.rows = Rows.of(result.found.measurements, result.runs)
-    result.found.measurements = []
+    found = result.found
+    result.rows = Rows.of(found.measurements, result.runs)
+    result.rows.events = record_table(found.profile_events, EVENT_SCHEMA)
+    result.rows.passes = record_table(found.passes, PASS_SCHEMA)
+    found.measurements, found.profile_events, found.passes = [], [], []
     result.runs = []
     return result
 
@@ -491,7 +502,9 @@ def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | No
         yield None
         return
     if kind != RESULTS_KIND:
-        gate_for(kind)
+        gate_for(kind).compile()
+        for name in KINDS[kind]:
+            PARSERS[name]  # imported once here, not once in every worker
     Rows.of([], [])
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(

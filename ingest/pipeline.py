@@ -94,7 +94,7 @@ def ingest(
             if unchanged is not None:
                 return unchanged
         parsed = _read(doc, progress, pool)
-        if parsed.found.is_empty() and not parsed.rows.count:
+        if parsed.found.is_empty() and not parsed.rows.records:
             return _holds_nothing(conn, doc, parsed, known)
         return save_found(conn, parsed.info, parsed.found, parsed.rows)
     except Empty as error:

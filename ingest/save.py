@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import duckdb
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ingest.registry import READER_VERSION
 from ingest.runs import Run
@@ -221,7 +221,7 @@ def save_found(
         source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems), status)
         write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
-        write_profile(conn, source_id, found)
+        write_profile(conn, source_id, found, rows)
         write_claims(conn, source_id, found)
         write_problems(conn, info.meta.uri, source_id, problems)
     return SaveResult(
@@ -240,16 +240,20 @@ FUTURE_SLACK = timedelta(days=1)
 
 def future_warning(rows: Rows) -> Problem | None:
     """One warning for a document whose measurements are dated after tomorrow (a wrong
-    --date or year): they are kept, and the warning says how many and from which line."""
-    times = rows.measurements["measured_at"]
-    ahead = pc.fill_null(
-        pc.greater(times, pa.scalar(now_utc() + FUTURE_SLACK, pa.timestamp("us"))), False
-    )
-    count = pc.sum(pc.cast(ahead, pa.int64())).as_py() or 0
+    --date or year): they are kept, and the warning says how many and from which line.
+
+    With numpy, not pyarrow.compute: importing that costs a small document's ingest 60 ms,
+    a tenth of it. A missing time (NaT) is after nothing.
+    """
+    if not rows.count:
+        return None
+    times = rows.measurements["measured_at"].to_numpy()
+    ahead = times > np.datetime64(now_utc() + FUTURE_SLACK, "us")
+    count = int(ahead.sum())
     if not count:
         return None
-    first = pc.min(pc.filter(rows.measurements["line"], ahead)).as_py()
-    latest = pc.max(pc.filter(times, ahead)).as_py()
+    first = int(rows.measurements["line"].to_numpy()[ahead].min())
+    latest = times[ahead].max().astype(datetime)
     return Problem(
         first,
         f"{count} measurements dated in the future (up to {latest:%Y-%m-%d}): kept;"
@@ -325,7 +329,7 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.T
     follows the document's series, not the store's (an anti join against every series
     cost 4 ms a document at 20,000 series, the most of a small result file's ingest).
     """
-    keys = table.column("series_key")
+    keys = table.column("series_key").to_pylist()
     conn.register("_perfboard_keys", table.select(["series_key"]))
     try:
         found = conn.sql(
@@ -334,35 +338,43 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.T
         ).to_arrow_table()
     finally:
         conn.unregister("_perfboard_keys")
-    known = found.column("series_key")
     # First arrival of each new key, in order: series are numbered in the order they first
-    # appear, so one document gives the same ids in one process or many.
-    fresh = pc.invert(pc.is_in(keys, value_set=known))
-    new = table.filter(fresh)
-    if new.num_rows:
-        firsts = pc.equal(
-            pc.index_in(new.column("series_key"), new.column("series_key")),
-            pa.array(range(new.num_rows), pa.int32()),
+    # appear, so one document gives the same ids in one process or many. In Python, not
+    # pyarrow.compute (see future_warning): a document has few series.
+    seen = set(found.column("series_key").to_pylist())
+    firsts = []
+    for index, key in enumerate(keys):
+        if key not in seen:
+            seen.add(key)
+            firsts.append(index)
+    if not firsts:
+        return found
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    new = pa.table(
+        {name: [values[i] for i in firsts] for name, values in columns.items()},
+        schema=table.schema,
+    )
+    start = conn.execute("SELECT coalesce(max(series_id), 0) FROM series").fetchall()[0][0]
+    ids = list(range(start + 1, start + 1 + new.num_rows))
+    new = new.append_column("series_id", pa.array(ids, pa.int64()))
+    conn.register("_perfboard_series", new)
+    try:
+        conn.execute(
+            "INSERT INTO series (series_id, series_key, project, benchmark, task, metric,"
+            " unit, direction, framework, device, params, testbed)"
+            " SELECT series_id, series_key, project, benchmark, task, metric, unit,"
+            " direction, framework, device, params::JSON, testbed::JSON"
+            " FROM _perfboard_series"
         )
-        new = new.filter(firsts)
-        start = conn.execute("SELECT coalesce(max(series_id), 0) FROM series").fetchall()[0][0]
-        ids = pa.array(range(start + 1, start + 1 + new.num_rows), pa.int64())
-        new = new.append_column("series_id", ids)
-        conn.register("_perfboard_series", new)
-        try:
-            conn.execute(
-                "INSERT INTO series (series_id, series_key, project, benchmark, task, metric,"
-                " unit, direction, framework, device, params, testbed)"
-                " SELECT series_id, series_key, project, benchmark, task, metric, unit,"
-                " direction, framework, device, params::JSON, testbed::JSON"
-                " FROM _perfboard_series"
-            )
-        finally:
-            conn.unregister("_perfboard_series")
-        found = pa.concat_tables(
-            [found, new.select(["series_key", "series_id"]).cast(found.schema)]
-        )
-    return found
+    finally:
+        conn.unregister("_perfboard_series")
+    return pa.table(
+        {
+            "series_key": found.column("series_key").to_pylist() + [keys[i] for i in firsts],
+            "series_id": found.column("series_id").to_pylist() + ids,
+        },
+        schema=found.schema,
+    )
 
 
 @dataclass(slots=True)
@@ -375,6 +387,10 @@ class Rows:
     measurements: pa.Table  # series_key + the measurement columns
     series: pa.Table  # series_key + the identity columns, one row per key
     runs: pa.Table  # run, label, first_line
+    # From worker processes, their profile events and passes too (EVENT_SCHEMA,
+    # PASS_SCHEMA); in this process they stay objects in Found.
+    events: pa.Table | None = None
+    passes: pa.Table | None = None
 
     @classmethod
     def of(cls, measurements: list[Measurement], runs: list[Run]) -> Rows:
@@ -412,28 +428,48 @@ class Rows:
     def count(self) -> int:
         return self.measurements.num_rows
 
+    @property
+    def records(self) -> int:
+        """Measurements, profile events and passes: whether a document held anything."""
+        extra = [t.num_rows for t in (self.events, self.passes) if t is not None]
+        return self.count + sum(extra)
+
     def shifted(self, lines: int, runs: int) -> Rows:
         """The same rows with line and run numbers moved on (a chunk put in its place)."""
         if not lines and not runs:
             return self
-        m, r = self.measurements, self.runs
-        m = m.set_column(m.schema.get_field_index("line"), "line", pc.add(m["line"], lines))
-        m = m.set_column(
-            m.schema.get_field_index("run"), "run", pc.add(m["run"], pa.scalar(runs, pa.int32()))
-        )
+        import pyarrow.compute as pc  # only a large document's chunks: see future_warning
+
+        m, r = _shift_table(self.measurements, lines, runs), self.runs
         r = r.set_column(0, "run", pc.add(r["run"], pa.scalar(runs, pa.int32())))
         r = r.set_column(2, "first_line", pc.add(r["first_line"], lines))
-        return Rows(m, self.series, r)
+        events, passes = (
+            None if t is None else _shift_table(t, lines, runs) for t in (self.events, self.passes)
+        )
+        return Rows(m, self.series, r, events, passes)
 
     @classmethod
     def concat(cls, parts: list[Rows]) -> Rows:
         if not parts:
             return cls.of([], [])
+        events = [p.events for p in parts if p.events is not None]
+        passes = [p.passes for p in parts if p.passes is not None]
         return cls(
             pa.concat_tables([p.measurements for p in parts]),
             pa.concat_tables([p.series for p in parts]),
             pa.concat_tables([p.runs for p in parts]),
+            pa.concat_tables(events) if events else None,
+            pa.concat_tables(passes) if passes else None,
         )
+
+
+def _shift_table(table: pa.Table, lines: int, runs: int) -> pa.Table:
+    """A table's "line" and "run" columns moved on by lines and runs."""
+    import pyarrow.compute as pc
+
+    line, run = table.schema.get_field_index("line"), table.schema.get_field_index("run")
+    table = table.set_column(line, "line", pc.add(table["line"], lines))
+    return table.set_column(run, "run", pc.add(table["run"], pa.scalar(runs, pa.int32())))
 
 
 def _series_keys(measurements: list[Measurement]) -> tuple[list[str], dict[str, tuple[str, ...]]]:
@@ -572,39 +608,57 @@ def write_phases(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) 
             )
 
 
-def write_profile(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:
-    events = found.profile_events
-    if events:
-        names = [
-            "run",
-            "section",
-            "place",
-            "event",
-            "thread",
-            "depth",
-            "calls",
-            "total",
-            "cpu_time",
-            "cpu_ratio",
-            "gpu_time",
-            "gpu_ratio",
-            "min",
-            "max",
-            "ave",
-            "ratio",
-            "line",
-            "raw",
-        ]
-        columns: dict[str, Any] = {"source_id": pa.array([source_id] * len(events), pa.int64())}
-        for name in names:
-            columns[name] = [getattr(e, name) for e in events]
-        _append(conn, "profile_events", pa.table(columns))
-    passes = found.passes
-    if passes:
-        columns = {"source_id": pa.array([source_id] * len(passes), pa.int64())}
-        for name in ("run", "name", "kind", "order", "subgraphs", "line", "raw"):
-            columns[name] = [getattr(p, name) for p in passes]
-        _append(conn, "passes", pa.table(columns))
+# Profile events and passes as Arrow tables, typed as the store's columns: how a worker
+# process sends them back (a few buffers to pickle: 1.3 M pass objects took longer to
+# pickle than to parse), and how they are stored.
+EVENT_SCHEMA = pa.schema(
+    [
+        ("run", pa.int32()),
+        ("section", pa.string()),
+        ("place", pa.string()),
+        ("event", pa.string()),
+        ("thread", pa.string()),
+        ("depth", pa.int32()),
+        ("calls", pa.int64()),
+        *((name, pa.float64()) for name in ("total", "cpu_time", "cpu_ratio", "gpu_time")),
+        *((name, pa.float64()) for name in ("gpu_ratio", "min", "max", "ave", "ratio")),
+        ("line", pa.int64()),
+        ("raw", pa.string()),
+    ]
+)
+PASS_SCHEMA = pa.schema(
+    [
+        ("run", pa.int32()),
+        ("name", pa.string()),
+        ("kind", pa.string()),
+        ("order", pa.int32()),
+        ("subgraphs", pa.int32()),
+        ("line", pa.int64()),
+        ("raw", pa.string()),
+    ]
+)
+
+
+def record_table(records: list[Any], schema: pa.Schema) -> pa.Table:
+    """Records (ProfileEvent, PassApplied) as a table of the schema's columns."""
+    return pa.table(
+        [pa.array([getattr(r, f.name) for r in records], f.type) for f in schema], schema=schema
+    )
+
+
+def write_profile(
+    conn: duckdb.DuckDBPyConnection, source_id: int, found: Found, rows: Rows | None = None
+) -> None:
+    """The profile events and passes of found, and those that came as tables in rows."""
+    for table_name, records, schema, packed in (
+        ("profile_events", found.profile_events, EVENT_SCHEMA, rows and rows.events),
+        ("passes", found.passes, PASS_SCHEMA, rows and rows.passes),
+    ):
+        for table in (record_table(records, schema) if records else None, packed):
+            if table is not None and table.num_rows:
+                n = table.num_rows
+                table = table.add_column(0, "source_id", pa.array([source_id] * n, pa.int64()))
+                _append(conn, table_name, table)
 
 
 def write_claims(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:

@@ -29,7 +29,6 @@ import duckdb
 
 from perfboard import db, lake
 from perfboard.errors import StoreError, UsageError
-from perfboard.queries.labels import series_labels
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -129,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_detect(args: argparse.Namespace) -> int:
     from perfboard import alerts  # numpy and the detector: only this command needs them
+    from perfboard.queries.labels import series_labels  # pandas, with every query module
 
     confidence = alerts.CONFIDENCE if args.confidence is None else args.confidence
     if not 0.5 < confidence < 1:

@@ -1,6 +1,7 @@
 """Ingest throughput next to the raw ceilings measured in the same run.
 
     python scripts/bench_ingest.py [--rows 1000000] [--log-mb 500] [--repeat 3] [--out DIR]
+        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g]
 
 (a) ROWS measurements in perfboard's JSONL format (2,000 series, 500 versions each, about
     485 bytes a record), end to end into a fresh DuckDB store with `ingest results`,
@@ -20,19 +21,35 @@
 (e) a 100 MB Nsight Systems CSV (`nsys stats --format csv`, the GPU trace of a long run),
     against a bare `for line in f` loop and pyarrow's CSV reader over the same file.
 
-The ingest runs with --no-detect: (a) and (b) compare reading and storing with their
+(f) logs of every mix a team's logs may be (MIXES): today's sparse log; dense logs of IR
+    pass lines (a predictor's optimisation as Paddle prints it), of a test session (passes,
+    a gtest case, its latency line), of gtest lines, of latency lines only, of Paddle
+    profiler reports; the vLLM / trtexec / nsys samples of tests/fixtures/modern repeated;
+    110 KB tensor-dump lines; a log without its last newline. Each --mix-mb big and 1 MB
+    for the fixed costs, ingested with `python -m ingest auto FILE --db fresh` WITH its
+    change detection, against the bare loop; the table gives the marginal times, their
+    ratio and the ingest's peak RSS (os.wait4), and the worst ratio (goal <= 2x).
+(g) a small real document (a tester log with its profile and passes) ingested with
+    `python -m ingest auto` into an existing store (a copy made afresh for each run),
+    against `python -c "import duckdb, pyarrow"`: medians of >= 5 fresh processes, wall
+    time (goal <= 2x).
+
+Parts (a)-(e) run the ingest with --no-detect: they compare reading and storing with their
 ceilings. The change detection an ingest runs afterwards on the series it touched is
 timed on its own, over the store of (a) (`python -m perfboard detect`).
 
 Every run is a fresh process; the steps of a part run in rounds (ceiling, perfboard,
-ceiling, ...) and each figure is the median over --repeat rounds.
+ceiling, ...) and each figure is the median over --repeat rounds. --parts picks parts
+(--only results|log|tools still works).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -437,6 +454,331 @@ def bench_nsys_csv(work: Path, megabytes: float, repeat: int) -> None:
     )
 
 
+# -- (f) logs of every mix -----------------------------------------------------------------
+
+# The IR passes of one predictor, as Paddle's analyzer prints them for every model a test
+# session builds (names from Paddle's pass list; "detected" lines as glog lines).
+PASS_NAMES = (
+    "simplify_with_basic_ops_pass",
+    "layer_norm_fuse_pass",
+    "attention_lstm_fuse_pass",
+    "seqconv_eltadd_relu_fuse_pass",
+    "fc_lstm_fuse_pass",
+    "mul_lstm_fuse_pass",
+    "fc_gru_fuse_pass",
+    "multihead_matmul_fuse_pass_v2",
+    "fc_fuse_pass",
+    "repeated_fc_relu_fuse_pass",
+    "squared_mat_sub_fuse_pass",
+    "conv_bn_fuse_pass",
+    "conv_eltwiseadd_bn_fuse_pass",
+    "conv_elementwise_add_act_fuse_pass",
+    "fc_elementwise_layernorm_fuse_pass",
+    "transpose_flatten_concat_fuse_pass",
+    "runtime_context_cache_pass",
+)
+GTEST_RUN = "[ RUN      ] AnalyzerErnieTest.{name}_{k}\n"
+GTEST_OK = "[       OK ] AnalyzerErnieTest.{name}_{k} ({ms} ms)\n"
+PROFILE_HEADER = (
+    "Event                                      Calls       Total       CPU Time (Ratio)"
+    "        GPU Time (Ratio)        Min.        Max.        Ave.        Ratio.\n"
+)
+PROFILE_ROW = (
+    "thread0::{op:<36} {calls:<11} {total:<11.6g} {cpu:.6f} ({cr:.6f}) {gpu:.6f} ({gr:.6f})"
+    "  {mn:<11.6g} {mx:<11.6g} {ave:<11.6g} {ratio:.6g}\n"
+)
+PROFILE_OPS = (
+    "fc",
+    "matmul",
+    "transpose2",
+    "layer_norm",
+    "elementwise_add",
+    "softmax",
+    "reshape2",
+    "scale",
+    "stack",
+    "lookup_table",
+    "dropout",
+    "relu",
+    "gelu",
+    "slice",
+    "concat",
+)
+# The tool outputs of "what teams run today": their sample documents, fences dropped.
+MODERN_SAMPLES = (
+    "tests/fixtures/modern/samples/vllm-bench-serve_vllm-pr-18566.md",
+    "tests/fixtures/modern/samples/trtexec_tensorrt-4177.md",
+    "tests/fixtures/modern/samples/nsys-stats-text_nanomoe-report.md",
+)
+
+
+def _latency(rng: random.Random, n: int) -> str:
+    return LATENCY.format(us=rng.randrange(10**6), n=5000 + n, ms=rng.uniform(6, 7))
+
+
+def _noise(rng: random.Random, k: int) -> str:
+    return NOISE.format(us=rng.randrange(10**6), n=k)
+
+
+def _passes(rng: random.Random, count: int) -> list[str]:
+    """`count` lines of a predictor's optimisation as Paddle prints it: the analysis and IR
+    passes, their "detected" lines, and the glog lines around them (some say "CPU to GPU"
+    and "feed -> x", which the claims parser's anchors catch)."""
+
+    def glog(where: str, text: str) -> str:
+        return f"I0718 10:11:44.{rng.randrange(10**6):06d} 2153053 {where}] {text}\n"
+
+    head = [
+        "--- Running analysis [ir_graph_build_pass]\n",
+        "--- Running analysis [ir_graph_clean_pass]\n",
+        "--- Running analysis [ir_analysis_pass]\n",
+    ]
+    tail = [
+        "--- Running analysis [ir_params_sync_among_devices_pass]\n",
+        glog("ir_params_sync_among_devices_pass.cc:89", "Sync params from CPU to GPU"),
+        "--- Running analysis [adjust_cudnn_workspace_size_pass]\n",
+        "--- Running analysis [inference_op_replace_pass]\n",
+        "--- Running analysis [memory_optimize_pass]\n",
+        glog("memory_optimize_pass.cc:219", "Cluster name : fc_0.tmp_0  size: 3072"),
+        "--- Running analysis [ir_graph_to_program_pass]\n",
+        glog("analysis_predictor.cc:1035", "======= optimize end ======="),
+        glog("naive_executor.cc:102", "---  skip [feed], feed -> src_ids"),
+        glog("naive_executor.cc:102", "---  skip [feed], feed -> pos_ids"),
+        glog("naive_executor.cc:102", "---  skip [save_infer_model/scale_0.tmp_1], fetch -> fetch"),
+    ]
+    middle: list[str] = []
+    k = 0
+    while len(head) + len(middle) + len(tail) < count:
+        middle.append(f"--- Running IR pass [{PASS_NAMES[k % len(PASS_NAMES)]}]\n")
+        if rng.random() < 0.3:
+            detected = f"---  detected {rng.randrange(1, 80)} subgraphs"
+            middle.append(glog("fuse_pass_base.cc:59", detected))
+        k += 1
+    return (head + middle + tail)[:count]
+
+
+def _gtest(rng: random.Random, count: int, k: int) -> list[str]:
+    lines = []
+    for i in range(count // 2):
+        name = PASS_NAMES[(k + i) % len(PASS_NAMES)]
+        lines.append(GTEST_RUN.format(name=name, k=k + i))
+        lines.append(GTEST_OK.format(name=name, k=k + i, ms=rng.randrange(1, 90_000)))
+    return lines
+
+
+def _profile_rows(rng: random.Random, count: int) -> list[str]:
+    rows = [PROFILE_HEADER]
+    for i in range(count - 1):
+        calls = rng.randrange(1000, 400_000)
+        ave = rng.uniform(0.01, 0.1)
+        cpu = calls * ave * rng.uniform(0.3, 0.7)
+        gpu = calls * ave - cpu
+        rows.append(
+            PROFILE_ROW.format(
+                op=f"{PROFILE_OPS[i % len(PROFILE_OPS)]}_{i // len(PROFILE_OPS)}",
+                calls=calls,
+                total=calls * ave,
+                cpu=cpu,
+                cr=cpu / (calls * ave),
+                gpu=gpu,
+                gr=gpu / (calls * ave),
+                mn=ave / 2,
+                mx=ave * 100,
+                ave=ave,
+                ratio=rng.uniform(0, 0.4),
+            )
+        )
+    return rows
+
+
+def _modern_blocks() -> list[str]:
+    blocks = []
+    for name in MODERN_SAMPLES:
+        lines = (ROOT / name).read_text(encoding="utf-8").splitlines(keepends=True)[1:]
+        blocks.append("".join(ln for ln in lines if not ln.startswith("```")) + "\n")
+    return blocks
+
+
+def _long_line(rng: random.Random, k: int) -> str:
+    values = " ".join(f"{rng.uniform(-1, 1):.6f}" for _ in range(12_000))  # ~110 KB
+    return (
+        f"I0719 10:14:50.{rng.randrange(10**6):06d} 70931 tensor_util.cc:{k}]"
+        f" Tensor[fc_{k}.tmp_0] shape: [1, 128, 768] data: {values}\n"
+    )
+
+
+def _block(mix: str, rng: random.Random, n: int) -> str:
+    """One repeat of a mix: about 50 lines of its shape and one latency line (n-th)."""
+    latency = _latency(rng, n)
+    if mix in ("sparse", "no-final-newline"):
+        return "".join(_noise(rng, k) for k in range(50)) + latency
+    if mix == "session":  # the issue's: a predictor's passes, its gtest case, its latency
+        return "".join([*_passes(rng, 48), *_gtest(rng, 2, n), latency])
+    if mix == "passes":
+        return "".join(_passes(rng, 50)) + latency
+    if mix == "gtest":
+        return "".join(_gtest(rng, 50, n * 25)) + latency
+    if mix == "latency":
+        return latency
+    if mix == "profiler":
+        return "".join(_profile_rows(rng, 50)) + "\n" + latency
+    if mix == "long-lines":
+        return _long_line(rng, n) + latency
+    raise ValueError(mix)
+
+
+MIXES = (
+    "sparse",
+    "session",
+    "passes",
+    "gtest",
+    "latency",
+    "profiler",
+    "modern",
+    "long-lines",
+    "no-final-newline",
+)
+
+
+def write_mix(path: Path, mix: str, megabytes: float) -> None:
+    """A seeded log of one mix, about `megabytes` MB."""
+    rng = random.Random(23)
+    target = int(megabytes * 1e6)
+    written = n = 0
+    modern = _modern_blocks() if mix == "modern" else []
+    with open(path, "w", encoding="utf-8") as out:
+        while written < target:
+            text = modern[n % len(modern)] if modern else _block(mix, rng, n)
+            out.write(text)
+            written += len(text)
+            n += 1
+    if mix == "no-final-newline":
+        with open(path, "rb+") as fh:
+            fh.truncate(written - 1)
+
+
+def run_measured(argv: list[str]) -> tuple[float, float, str]:
+    """Wall seconds and peak RSS (MB, the process and the children it waited for) of a
+    fresh process, and its stderr."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"benchmark step failed: {argv}\n{err}")
+    return seconds, usage.ru_maxrss / 1024, err
+
+
+LOOP_CODE = """
+import sys
+n = 0
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        n += 1
+print(n)
+"""
+
+
+def _stored(db: Path) -> tuple[int, int]:
+    """Rows a store holds: measurements, and measurements + profile events + passes."""
+    import duckdb
+
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        counts = [
+            conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("measurements", "profile_events", "passes")
+        ]
+    finally:
+        conn.close()
+    return counts[0], sum(counts)
+
+
+def bench_mixes(work: Path, megabytes: float, repeat: int, mixes: list[str]) -> None:
+    ingest = [sys.executable, "-m", "ingest", "auto"]
+    loop = [sys.executable, "-c", LOOP_CODE]
+    print(
+        f"(f) logs of every mix, {megabytes:g} MB each, `ingest auto FILE --db fresh` (with"
+        f" detection) vs a bare `for line in f`; 1 MB start-up subtracted; medians of {repeat}"
+    )
+    print(
+        f"    {'mix':<17}{'MB':>6}{'lines':>11}{'meas.':>10}{'records':>10}"
+        f"{'ingest s':>10}{'loop s':>8}{'ratio':>7}{'RSS MB':>8}"
+    )
+    worst = ("", 0.0)
+    for mix in mixes:
+        big, small = work / f"{mix}.log", work / f"{mix}-1mb.log"
+        write_mix(big, mix, megabytes)
+        write_mix(small, mix, 1)
+        db = work / f"{mix}.duckdb"
+        times: dict[str, list[float]] = {"ours": [], "ours0": [], "loop": [], "loop0": []}
+        rss: list[float] = []
+        for _ in range(repeat):
+            for name, argv in (
+                ("loop", [*loop, str(big)]),
+                ("loop0", [*loop, str(small)]),
+                ("ours", [*ingest, str(big), "--db", str(db), "--quiet"]),
+                ("ours0", [*ingest, str(small), "--db", str(db), "--quiet"]),
+            ):
+                fresh(db)()
+                seconds, peak, _ = run_measured(argv)
+                times[name].append(seconds)
+                if name == "ours":
+                    rss.append(peak)
+                    stored = _stored(db)
+        ours = statistics.median(times["ours"]) - statistics.median(times["ours0"])
+        bare = statistics.median(times["loop"]) - statistics.median(times["loop0"])
+        ratio = ours / bare if bare > 0 else float("inf")
+        with open(big, "rb") as fh:
+            lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 22), b""))
+        print(
+            f"    {mix:<17}{big.stat().st_size / 1e6:6.0f}{lines:11,}{stored[0]:10,}"
+            f"{stored[1]:10,}{ours:10.2f}{bare:8.2f}{ratio:7.1f}{statistics.median(rss):8.0f}"
+        )
+        if ratio > worst[1]:
+            worst = (mix, ratio)
+        for p in (big, small):
+            p.unlink()
+    print(f"    worst: {worst[0]} at {worst[1]:.1f}x the loop (goal <= 2x, RSS < 1024 MB)")
+
+
+# -- (g) a small document end to end ---------------------------------------------------------
+
+SMALL_DOCUMENT = "tests/fixtures/ernie-before-fc-fusion.md"
+SEED_DOCUMENT = "tests/fixtures/modern/samples/trtexec_tensorrt-4177.md"
+
+
+def bench_small(work: Path, repeat: int) -> None:
+    """`ingest auto one.md --db existing` (a copy of a store that holds a document already,
+    made afresh for every run) against `python -c "import duckdb, pyarrow"`."""
+    seed = work / "seed.duckdb"
+    fresh(seed)()
+    run_measured([sys.executable, "-m", "ingest", "auto", SEED_DOCUMENT, "--db", str(seed)])
+    db = work / "existing.duckdb"
+    imports, ours = [], []
+    for _ in range(max(repeat, 5)):
+        imports.append(run_measured([sys.executable, "-c", "import duckdb, pyarrow"])[0])
+        fresh(db)()
+        shutil.copyfile(seed, db)
+        seconds, _, err = run_measured(
+            [sys.executable, "-m", "ingest", "auto", SMALL_DOCUMENT, "--db", str(db)]
+        )
+        assert "1 added" in err, err
+        ours.append(seconds)
+    base, mine = statistics.median(imports), statistics.median(ours)
+    print(f"(g) a small document end to end, medians of {len(ours)} fresh processes")
+    print(f'    python -c "import duckdb, pyarrow"        : {base:6.2f} s')
+    print(
+        f"    ingest auto {Path(SMALL_DOCUMENT).name} --db existing: {mine:6.2f} s"
+        f"  = {mine / base:.2f}x (goal <= 2x)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=textwrap.dedent(__doc__ or "").split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -445,18 +787,30 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="keep the generated files here")
     parser.add_argument("--json-files", type=int, default=1000)
     parser.add_argument("--nsys-mb", type=float, default=100)
+    parser.add_argument("--mix-mb", type=float, default=100, help="size of each log of (f)")
+    parser.add_argument("--mixes", default=",".join(MIXES), help="the mixes (f) runs")
+    parser.add_argument(
+        "--parts", default="a,b,c,d,e,f,g", help="which parts to run (c runs with a, e with d)"
+    )
     parser.add_argument("--only", choices=("results", "log", "tools"), help="run one part only")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    if args.only:
+        parts = {"results": {"a"}, "log": {"b"}, "tools": {"d"}}[args.only]
     with tempfile.TemporaryDirectory(dir=args.out) as folder:
         work = Path(folder)
         started = time.perf_counter()
-        if args.only in (None, "results"):
+        if parts & {"a", "c"}:
             bench_results(work, args.rows, args.repeat)
-        if args.only in (None, "log"):
+        if "b" in parts:
             bench_log(work, args.log_mb, args.repeat)
-        if args.only in (None, "tools"):
+        if parts & {"d", "e"}:
             bench_tool_json(work, args.json_files, args.repeat)
             bench_nsys_csv(work, args.nsys_mb, args.repeat)
+        if "f" in parts:
+            bench_mixes(work, args.mix_mb, args.repeat, args.mixes.split(","))
+        if "g" in parts:
+            bench_small(work, args.repeat)
         print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

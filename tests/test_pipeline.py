@@ -16,7 +16,7 @@ import pytest
 
 from ingest import documents, pipeline
 from ingest.cli import main
-from ingest.registry import PARSERS, READS
+from ingest.registry import ANCHORS, PARSERS, READS
 from ingest.text import from_text
 from perfboard import db
 from perfboard.model import DocMeta
@@ -222,6 +222,13 @@ def test_every_parser_says_what_it_reads() -> None:
     assert set(READS) == set(PARSERS)
 
 
+def test_the_gate_knows_every_parsers_own_anchors() -> None:
+    # The registry keeps a copy of each parser's ANCHORS so the gate needs no parser module.
+    for name, module in PARSERS.items():
+        assert name == module.NAME
+        assert ANCHORS[name] == tuple(module.ANCHORS), name
+
+
 def test_an_unchanged_file_costs_a_hash_not_a_parse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -405,3 +412,23 @@ def test_a_tools_table_is_read_by_the_tools_parser_only() -> None:
     ]
     assert found.measurements[0].testbed == {"model_size": "3.56 GiB", "model_params": "6.74 B"}
     assert not found.problems
+
+
+def test_the_gate_reads_a_small_text_as_its_hyperscan_database_does() -> None:
+    # A small text is scanned with plain searches until the database is built (no compile
+    # for a comment); the answer must be the database's: presence, and the latency offsets
+    # of an ASCII text (the only ones used: a database's offsets count bytes).
+    from ingest.gate import AnchorGate
+
+    plain = AnchorGate(ANCHORS, frozenset({"latency"}))
+    compiled = AnchorGate(ANCHORS, frozenset({"latency"}))
+    compiled.compile()
+    for path in sorted((Path(__file__).parent / "fixtures").rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()[:60_000]
+        text = data.decode("utf-8", "replace")
+        for given in (text, data) if data.isascii() else (text,):
+            a, b = plain.scan(given), compiled.scan(given)
+            assert a.present == b.present, path
+            assert a.hits == b.hits or not data.isascii(), path

@@ -117,6 +117,8 @@ context above it is looked at once, within MAX_CONTEXT_CHARS.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import re
 import shlex
@@ -193,6 +195,9 @@ _BENCH_COMMAND = re.compile(
 _SERVER_COMMAND = re.compile(
     r"\bvllm\s+serve\b|\bvllm\.entrypoints\.openai\.api_server\b|\bsglang\.launch_server\b"
 )
+# The words the alternatives of the two patterns above start with (_matches_at).
+_BENCH_COMMAND_WORDS = ("vllm", "benchmark_", "sglang.", "bench_serving")
+_SERVER_COMMAND_WORDS = ("vllm", "sglang.")
 _ASSIGNMENT = re.compile(
     r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_]\w*)="
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s;]*))"
@@ -203,6 +208,7 @@ _NAMESPACE_ITEM = re.compile(
     r"(?P<value>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,()\[\]{}]*)"
 )
 # vLLM's lines just above its block (SGLang prints them inside).
+_PRE_BLOCK_WORDS = ("Traffic request rate", "Maximum request concurrency", "Burstiness factor")
 _PRE_BLOCK = re.compile(
     r"(?m)^[ \t#>]*(?P<key>Traffic request rate|Maximum request concurrency|Burstiness factor)"
     r":[ \t]*(?P<value>\S+)"
@@ -419,7 +425,7 @@ def _context(text: str, start: int, end: int) -> _Context:
     if namespace >= 0:
         eol = window.find("\n", namespace)
         ctx.args.update(_namespace(window[namespace : eol if eol >= 0 else len(window)]))
-    commands = list(_BENCH_COMMAND.finditer(window))
+    commands = _matches_at(_BENCH_COMMAND, window, _BENCH_COMMAND_WORDS)
     if commands:
         m = commands[-1]
         ctx.tool = "sglang" if (m.group("sglang") or m.group("sgfile")) else "vllm"
@@ -429,16 +435,41 @@ def _context(text: str, start: int, end: int) -> _Context:
             text, max(0, start + m.start() - MAX_CONTEXT_CHARS), start + m.start()
         )
         ctx.args.update(_flags(_logical_line(window, m.end()), variables))
-    servers = list(_SERVER_COMMAND.finditer(window))
+    servers = _matches_at(_SERVER_COMMAND, window, _SERVER_COMMAND_WORDS)
     if servers:
         m = servers[-1]
         variables = _assignments(
             text, max(0, start + m.start() - MAX_CONTEXT_CHARS), start + m.start()
         )
         ctx.server_model = _server_model(m.group(), _logical_line(window, m.end()), variables)
-    for m in _PRE_BLOCK.finditer(window):
-        ctx.pre[m.group("key")] = m.group("value").rstrip(",")
+    if any(word in window for word in _PRE_BLOCK_WORDS):  # a scan of every line else
+        for m in _PRE_BLOCK.finditer(window):
+            ctx.pre[m.group("key")] = m.group("value").rstrip(",")
     return ctx
+
+
+def _matches_at(pattern: re.Pattern[str], text: str, words: tuple[str, ...]) -> list[re.Match[str]]:
+    """What list(pattern.finditer(text)) gives, for a pattern each of whose alternatives
+    starts with one of `words` (after a \\b): tried only where a word occurs. Its
+    alternation of \\b-led words has no literal prefix, so finditer tries it at every
+    position of a window that may be 64 KiB, once for every result of a long log.
+    """
+    starts: set[int] = set()
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = text.find(word, at + 1)
+    found: list[re.Match[str]] = []
+    end = 0
+    for at in sorted(starts):
+        if at < end:
+            continue  # inside the match before: finditer goes on from its end
+        m = pattern.match(text, at)
+        if m is not None:
+            found.append(m)
+            end = m.end()
+    return found
 
 
 def _logical_line(text: str, pos: int) -> str:
@@ -456,12 +487,42 @@ def _logical_line(text: str, pos: int) -> str:
 
 
 def _assignments(text: str, start: int, end: int) -> dict[str, str]:
-    """Shell variables set above a command: MODEL="/data/Qwen3-8B/" -> {"MODEL": ...}."""
+    """Shell variables set above a command: MODEL="/data/Qwen3-8B/" -> {"MODEL": ...}.
+
+    What `_ASSIGNMENT.finditer(text, start, end)` finds, taken from one scan of the whole
+    text: each command looks 64 KiB back, so a log of many benchmark runs would scan each
+    stretch again for every command in it. An assignment lies within its line and starts
+    at the line's start, so the matches in a range are the text's matches that start in
+    it, except the one its end cuts short, which is matched again as cut.
+    """
+    matches, starts = _assignment_index(text)
     out: dict[str, str] = {}
-    for m in _ASSIGNMENT.finditer(text, start, end):
+    for index in range(bisect.bisect_left(starts, start), len(matches)):
+        m: re.Match[str] | None = matches[index]
+        assert m is not None
+        if m.start() >= end:
+            break
+        if m.end() > end:  # its line runs past the end: any later line starts after it
+            m = _ASSIGNMENT.match(text, m.start(), end)
+            if m is None:
+                break
         value = m.group("dq") if m.group("dq") is not None else m.group("sq")
         out[m.group("name")] = value if value is not None else (m.group("bare") or "")
+        if m.end() >= end:
+            break
     return out
+
+
+_index_cache: list[tuple[str, list[re.Match[str]], list[int]]] = []
+
+
+def _assignment_index(text: str) -> tuple[list[re.Match[str]], list[int]]:
+    """Every assignment in the text and where each starts (the last text's, kept)."""
+    if _index_cache and _index_cache[0][0] is text:
+        return _index_cache[0][1], _index_cache[0][2]
+    matches = list(_ASSIGNMENT.finditer(text))
+    _index_cache[:] = [(text, matches, [m.start() for m in matches])]
+    return matches, _index_cache[0][2]
 
 
 def _resolve(value: str, variables: dict[str, str]) -> str | None:
@@ -481,11 +542,17 @@ def _resolve(value: str, variables: dict[str, str]) -> str | None:
 
 
 def _tokens(line: str) -> list[str]:
+    return list(_split_command(line))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_command(line: str) -> tuple[str, ...]:
+    # A log of many runs repeats its command lines, and shlex reads 1 MB/s: split once.
     # A "#" after the command is a shell comment; shlex would also read it as one.
     try:
-        return shlex.split(line, comments=True)
+        return tuple(shlex.split(line, comments=True))
     except ValueError:  # an unbalanced quote in a pasted line
-        return line.split()
+        return tuple(line.split())
 
 
 def _flag_key(raw: str) -> str:

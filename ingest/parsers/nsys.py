@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Problem, ProfileEvent
-from perfboard.units import UnitError, normalise
+from perfboard.units import UnitError, converter
 
 NAME = "nsys"
 ANCHORS: tuple[str, ...] = ("Total Time (ns)", "Time (%)", "Time(%)", "Duration (ns)")
@@ -436,10 +436,9 @@ def _time(cell: str, unit: str) -> float:
 
 def to_ms(value: float, unit: str) -> float:
     """normalise(value, unit).value, divided rather than multiplied where the unit is
-    smaller than a ms: 2520 ns -> 0.00252, not 0.0025199999999999997."""
-    q = normalise(value, unit)
-    factor = normalise(1.0, unit).value
-    return value / round(1 / factor) if factor < 1 else q.value
+    smaller than a ms: 2520 ns -> 0.00252, not 0.0025199999999999997 (normalise divides
+    too; its converter skips making a Quantity, for the many cells of a report)."""
+    return converter(unit)(value)
 
 
 # -- cuda_gpu_trace (CSV) -------------------------------------------------------------

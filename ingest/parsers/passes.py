@@ -25,7 +25,7 @@ Decisions:
   lines starting with "--- " (diff headers, prose) are not pass logs and yield nothing.
 
 Speed: one ``re.finditer`` on the literal "--- " (then "R" or "d") over the whole text;
-only lines holding a hit are examined.
+only lines holding a hit are examined, and their line numbers are looked up together.
 """
 
 from __future__ import annotations
@@ -55,37 +55,53 @@ _CUT = re.compile(r"Running (?:IR pass|analysis) \[[^\]]*|detected \d+(?: \w*)?"
 
 def parse(doc: DocText) -> Iterator[Item]:
     """PassApplied for every pass line and Problems for cut or orphan lines, in order."""
-    text = doc.text
+    items = _read(doc.text)
+    # Line numbers in one lookup for all records (a dense pass log has a record a line:
+    # asked for one at a time, they cost as much as the reading).
+    for item, number in zip(items, doc.lines_at([item.line for item in items]), strict=True):
+        item.line = number
+    return iter(items)
+
+
+def _read(text: str) -> list[PassApplied | Problem]:
+    """The records of a text in order, each with the offset of its line as `line`."""
+    items: list[PassApplied | Problem] = []
     pending: PassApplied | None = None  # the last pass, waiting for its "detected" lines
     order = -1  # order of the last pass; the first pass of a document gets 0
     examined_to = -1
+    match_pass, match_detected = _PASS.match, _DETECTED.match
     for hit in _HIT.finditer(text):
-        if hit.start() < examined_to or text[hit.start() - 1 : hit.start()] == "-":
+        at = hit.start()
+        if at < examined_to or text[at - 1 : at] == "-":
             continue  # a line already read, or the end of a dashed rule or banner
-        start, end = doc.line_bounds(hit.start())
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end < 0:
+            end = len(text)
         examined_to = end
-        line = text[start:end]
         rest = text[hit.end() - 1 : end].rstrip()
-        step = _PASS.match(rest)
+        step = match_pass(rest)
         if step:
             if pending:
-                yield pending
-            order = 0 if step["name"] == SEQUENCE_START else order + 1
+                items.append(pending)
+            name = step["name"]
+            order = 0 if name == SEQUENCE_START else order + 1
             kind = "ir" if step["kind"] == "IR pass" else "analysis"
-            pending = PassApplied(step["name"], kind, order, line=doc.line_at(start), raw=line)
+            pending = PassApplied(name, kind, order, line=start, raw=text[start:end])
             continue
-        detected = _DETECTED.match(rest)
+        detected = match_detected(rest)
         if detected and pending:
             count = int(detected["count"])
             pending.subgraphs = count + (pending.subgraphs or 0)
-            pending.raw += "\n" + line
+            pending.raw += "\n" + text[start:end]
         elif detected or _is_cut(rest):
             if pending:
-                yield pending
+                items.append(pending)
                 pending = None
-            yield Problem(doc.line_at(start), _reason(detected is not None), line, NAME)
+            items.append(Problem(start, _reason(detected is not None), text[start:end], NAME))
     if pending:
-        yield pending
+        items.append(pending)
+    return items
 
 
 def _is_cut(rest: str) -> bool:

@@ -40,6 +40,7 @@ are searched for its report header, and only the lines of a table found are walk
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -47,7 +48,7 @@ from dataclasses import dataclass
 
 from ingest.text import DocText
 from perfboard.model import Item, Problem, ProfileEvent
-from perfboard.units import UnitError, normalise, split_number
+from perfboard.units import UnitError, converter, normalise, split_number
 
 NAME = "profiler"
 # Every event table header and every GpuMemCpy row holds "Calls".
@@ -221,6 +222,10 @@ def _ends_table(line: str) -> bool:
 def _read_row(
     row: re.Match[str], columns: list[str], place: str, unit: str, number: int, line: str
 ) -> Item:
+    fast = _plain_row(row["rest"] or "", tuple(columns), unit)
+    if fast is not None:
+        thread, event = _split_thread(row["name"])
+        return ProfileEvent(event=event, thread=thread, place=place, line=number, raw=line, **fast)
     fields = _FIELD.findall(row["rest"] or "")
     got, want = len(fields) + 1, len(columns) + 1
     if got < want:
@@ -235,6 +240,56 @@ def _read_row(
         return _problem(number, f"profiler row: {bad}", line)
     thread, event = _split_thread(row["name"])
     return ProfileEvent(event=event, thread=thread, place=place, line=number, raw=line, **values)
+
+
+# A plain number as a row field: what split_number reads as float(field), no sign, no unit.
+_PLAIN = r"(\d+\.?\d*(?:[eE][-+]?\d+)?)"
+
+
+@functools.cache
+def _plain_row_pattern(columns: tuple[str, ...]) -> re.Pattern[str]:
+    """A row of a table with these columns whose every field is a plain number."""
+    fields = [rf"{_PLAIN}[ \t]*\({_PLAIN}\)" if c in ("cpu", "gpu") else _PLAIN for c in columns]
+    return re.compile("[ \t]+".join(fields))
+
+
+def _plain_row(rest: str, columns: tuple[str, ...], unit: str) -> dict[str, float | int] | None:
+    """The values of a row of plain numbers in range (nearly every row of a report), read
+    with one match; None leaves the row to the field-by-field reader (_read_field), which
+    gives the same values for such a row and says what is wrong with any other.
+
+    The fields a match finds are those _FIELD finds: each is free of white space and
+    "(", and only a time-and-ratio pair is followed by a parenthesis.
+    """
+    m = _plain_row_pattern(columns).fullmatch(rest)
+    if m is None:
+        return None
+    numbers = iter(m.groups())
+    values: dict[str, float | int] = {}
+    try:
+        time = converter(unit)  # normalise(value, unit).value
+        for column in columns:
+            if column == "calls":
+                calls = float(next(numbers))
+                if not calls.is_integer():  # inf is not an integer either
+                    return None
+                values["calls"] = int(calls)
+            elif column == "ratio":
+                values["ratio"] = _plain_ratio(float(next(numbers)))
+            elif column in ("cpu", "gpu"):
+                values[f"{column}_time"] = time(float(next(numbers)))
+                values[f"{column}_ratio"] = _plain_ratio(float(next(numbers)))
+            else:
+                values[column] = time(float(next(numbers)))
+    except (UnitError, _Bad):
+        return None
+    return values
+
+
+def _plain_ratio(value: float) -> float:
+    if not value <= 1.001:  # the bound of _ratio (plain numbers are finite or inf, >= 0)
+        raise _Bad("out of range")
+    return value
 
 
 def _read_field(

@@ -983,3 +983,25 @@ def test_a_detailed_result_of_many_requests_gives_its_summary_values() -> None:
         ("ttft", 30.0),
         ("itl", 40.0),
     ]
+
+
+def test_command_matches_found_at_their_words_are_finditers() -> None:
+    # _matches_at tries the command patterns only where their first words occur; it must
+    # find what a scan of every position finds, overlaps and word boundaries included.
+    from ingest.parsers import llm_serving as lm
+
+    texts = [
+        "python -m sglang.bench_serving.py --x 1\nvllm bench serve --model m",
+        "xvllm bench serve; vllm  bench\tlatency --n 2 vllm.benchmarks.throughput",
+        "benchmark_serving.py benchmark_latency.pyc sglang.launch_server vllm serve m",
+        "nothing here but vllm and sglang. and bench_serving",
+    ]
+    for text in texts:
+        for pattern, words in (
+            (lm._BENCH_COMMAND, lm._BENCH_COMMAND_WORDS),
+            (lm._SERVER_COMMAND, lm._SERVER_COMMAND_WORDS),
+        ):
+            expected = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+            assert [(m.span(), m.groups()) for m in lm._matches_at(pattern, text, words)] == (
+                expected
+            )

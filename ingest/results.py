@@ -379,9 +379,12 @@ def _with_raw_lines(path: Path, problems: list[Problem], limit: int = 10_000) ->
 def _register_series(conn: duckdb.DuckDBPyConnection, project: str) -> None:
     """Give each distinct identity of the staged records its series key and series row."""
     identity_sql = ", ".join(f"coalesce(st.{c}, '')" for c in IDENTITY)
+    # In the order of first appearance: series ids are numbered in that order, so the
+    # same file gives the same ids every time (a bare DISTINCT comes out in hash order).
     distinct = conn.execute(
-        f"SELECT DISTINCT {identity_sql}, coalesce(st.params::VARCHAR, '{{}}'),"
+        f"SELECT {identity_sql}, coalesce(st.params::VARCHAR, '{{}}'),"
         " coalesce(st.testbed::VARCHAR, '{}') FROM _staging st WHERE st._problem IS NULL"
+        " GROUP BY ALL ORDER BY min(st.rowid)"
     ).fetchall()
     rows = []
     series: dict[str, tuple[str, ...]] = {}

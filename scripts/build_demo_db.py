@@ -1,4 +1,5 @@
-"""Build the demo database from the real documents bundled in data/samples.
+"""Build the demo database from the real documents bundled in data/samples, and a
+simulated nightly history (data/simulated) to show the pages that need one.
 
     python scripts/build_demo_db.py [--db data/perfboard.duckdb] [--force]
 
@@ -24,6 +25,8 @@ from ingest.cli import main as ingest_main  # noqa: E402
 from perfboard import db  # noqa: E402
 
 SAMPLES = ROOT / "data" / "samples"
+# Made up, and labelled so on every series (scripts/make_demo_history.py writes it).
+SIMULATED = ROOT / "data" / "simulated" / "ernie-p4-nightly.jsonl"
 # What is known of the PRs the documents cite, as recorded GitHub answers
 # (scripts/record_demo_pulls.py writes them from data/samples/pulls-known.csv).
 RECORDED = {
@@ -59,6 +62,11 @@ def build(target: Path, force: bool = False) -> int:
             if status == 0:
                 load = ["--load", str(recorded.relative_to(ROOT)), "--db", str(tmp.resolve())]
                 status = ingest_main(["github-prs", "--repo", repo, *load])
+        # Last, the simulated nightly history (data/simulated/README.md): its ingest runs
+        # change detection, so Alerts, Explain and Compare have findings to show.
+        if status == 0:
+            history = str(SIMULATED.relative_to(ROOT))
+            status = ingest_main(["results", history, "--db", str(tmp.resolve()), "--quiet"])
     if status != 0:
         print(
             f"demo build failed (ingest exit status {status}); {target} untouched", file=sys.stderr

@@ -133,7 +133,9 @@ def demo_pairs(demo_db: Path, dimension: str) -> tuple[pd.DataFrame, pd.DataFram
 def test_bert_qat_pairs_int8_with_fp32(demo_db: Path) -> None:
     # PaddlePaddle/Paddle#21228: BERT QAT on CPU, FP32 181.006 ms, INT8 48.1151 ms.
     pairs, ratios = demo_pairs(demo_db, "precision")
-    assert set(pairs.differs) == {"int8 vs fp32"} and set(pairs.project) == {"bert-qat"}
+    # and the simulated ERNIE nightly history's INT8 and FP32 series (data/simulated)
+    assert set(pairs.differs) == {"int8 vs fp32"} and set(pairs.project) == {"bert-qat", "ernie"}
+    ratios = ratios[ratios.project == "bert-qat"]
     one = ratios[ratios.metric == "latency_excl_warmup"].iloc[0]
     assert one.pair == "bert · latency_excl_warmup · quantization=qat · int8 vs fp32"
     assert (one.ours_value, one.theirs_value) == (48.1151, 181.006)
@@ -556,11 +558,18 @@ def test_compare_page_attribution(monkeypatch: pytest.MonkeyPatch, nightly_store
     assert steps.label.tolist() == ["#22494"]
 
 
-def test_compare_page_on_the_demo_says_what_attribution_needs(
+def test_attribution_on_the_demo_walks_the_simulated_history(
     monkeypatch: pytest.MonkeyPatch, demo_db: Path
 ) -> None:
+    # The simulated ERNIE nightly (data/simulated): the phase-2 fusion of 2020-02-04 is a
+    # change point of the measured series, explained by the phase table's PR 22424; the
+    # regression of 2020-02-24 and its fix a week later name no PR (none is recorded).
     at = run_page(monkeypatch, demo_db, "pages/compare.py", part="Attribution")
-    assert "needs a series measured at two versions" in all_text(at)
+    assert "1\\.07x faster than" in all_text(at)
+    steps = next(f for f in frames(at) if "via" in f.columns)
+    assert steps.label.tolist() == ["#22424", "step at 2020-02-24", "step at 2020-03-02"]
+    assert steps.pr_link.iloc[0] == "https://github.com/PaddlePaddle/Paddle/pull/22424"
+    assert steps.delta.round(1).tolist() == [-0.5, 0.6, -0.6]  # ms, 10 -> 9.5 -> 10.1 -> 9.5
 
 
 def test_compare_page_on_an_empty_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -8,13 +8,20 @@ above a pass log, latency lines and a profiler table of one run. After the parse
 - a run ends where the section ends (a markdown heading) or where a record repeats one
   the run already has (a tester prints its summary once per run, a pass sequence
   restarts at ir_graph_build_pass, a profiler report lists an event once);
-- params named by the heading or the caption above a fence (fp32/int8/fp16, QAT, seq
-  len, batch size) are added where a parser did not set them;
+- params named by the record's own line ("FP32: Run 2490 samples, ...", "QAT INT8: ..."),
+  the nearest line above it in its block of lines that ends in a colon ("FP32 results
+  with the fix:"), the caption above a fence, or the heading (fp32/int8/fp16, QAT, seq
+  len, batch size) are added where a parser did not set them, the nearest first; the two
+  line labels are read in documents of prose (up to 256 KiB: a GitHub comment holds at
+  most 64 KiB), not in logs, where a line names no variant and a lookup per record would
+  cost;
 - the model comes from the parser, else another measurement of the same run (the
   nvprof total of an op benchmark run is that op's), else the caption or heading, else
   the document's metadata, else the model the document names most often;
-- a measurement without a time of its own takes the document's date; times with a zone
-  are stored as naive UTC, like every time in the store.
+- a pasted thread of comments starts a section at each comment header ("wojtuss commented
+  on Nov 21, 2019", "wojtuss · comment · 2019-11-21"), and a measurement without a time
+  of its own takes its comment's date, else the document's; times with a zone are stored
+  as naive UTC, like every time in the store.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
@@ -47,6 +54,25 @@ _MODELS = re.compile(
     re.I,
 )
 _PRECISIONS = {"float32": "fp32", "float16": "fp16"}
+# A line's own label: the few words before its first colon ("QAT INT8: Run 2490 ...").
+_LINE_LABEL = re.compile(r"[ \t>*+-]*(?P<label>[^:：`|]{1,40}?)[ \t]*[:：]")
+PROSE_LIMIT = 1 << 18  # line labels are read in documents up to this size (see above)
+# Comment headers of a pasted thread, with the comment's date: GitHub's page as copied
+# ("wojtuss commented on Nov 21, 2019") and the "author · comment · date" of exports.
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+    )
+}
+_COMMENT_HEADER = re.compile(
+    r"(?m)^[ \t]*(?P<who>[\w.-]+)[ \t]+(?:"
+    r"commented(?:[ \t]+on)?[ \t]+(?P<mon>[A-Z][a-z]{2})[a-z]*\.?[ \t]+"
+    r"(?P<day>\d{1,2}),[ \t]*(?P<year>\d{4})"
+    r"|·[ \t]+(?:comment|description|review(?:[ \t]+thread)?)[ \t]+·[ \t]+"
+    r"(?P<iso>\d{4}-\d{2}-\d{2})"
+    r")[ \t]*$"
+)
 
 
 @dataclass(slots=True)
@@ -61,6 +87,7 @@ class _Context:
     heading: str
     caption: str
     section: int
+    date: datetime | None = None  # the comment's, in a pasted thread
 
     @property
     def label(self) -> str:
@@ -126,6 +153,15 @@ class _Contexts:
         if has_heading:
             for m in _HEADING.finditer(text):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
+        self._dates: dict[int, datetime] = {}  # heading line -> its comment's date
+        if "commented" in text or " · " in text:
+            for m in _COMMENT_HEADER.finditer(text):
+                date = _comment_date(m)
+                if date is not None:
+                    line = doc.line_at(m.start("who"))
+                    self._headings.append((line, m.group(0).strip()))
+                    self._dates[line] = date
+            self._headings.sort()
         if has_fence:
             self._find_fences(doc)
 
@@ -159,17 +195,58 @@ class _Contexts:
     def at(self, line: int) -> _Context:
         if not self._headings and not self._fences:
             return _FLAT  # a plain log: one context for every line
-        heading, section = "", 0
+        heading, section, date = "", 0, None
         for number, (heading_line, text) in enumerate(self._headings, start=1):
             if heading_line > line:
                 break
             heading, section = text, number
+            date = self._dates.get(heading_line, date)
         caption = ""
         for open_line, close_line, text in self._fences:
             if open_line < line < close_line:
                 caption = text
                 break
-        return _Context(heading, caption, section)
+        return _Context(heading, caption, section, date)
+
+
+def _comment_date(m: re.Match[str]) -> datetime | None:
+    """The date of a comment header, None if it is no date."""
+    try:
+        if m.group("iso"):
+            return datetime.fromisoformat(m.group("iso"))
+        month = _MONTHS.get(m.group("mon").lower())
+        return None if month is None else datetime(int(m.group("year")), month, int(m.group("day")))
+    except ValueError:
+        return None
+
+
+class _LineLabels:
+    """The labels of a record's own line and of the caption line of its block (the
+    module docstring), for documents of prose only."""
+
+    def __init__(self, doc: DocText) -> None:
+        self._lines = doc.text.split("\n") if len(doc.text) <= PROSE_LIMIT else None
+        self._first = doc.first_line
+
+    def of(self, line: int, raw: str) -> tuple[str, str]:
+        """(the record line's own label, the caption of its block of lines)."""
+        if self._lines is None:
+            return "", ""
+        own = _LINE_LABEL.match(raw)
+        # The caption: the nearest line above, within the record's block (up to a blank
+        # line or a fence), that ends in a colon ("... (20 threads, bs 1, CLX 6248):"
+        # over an FP32 line and a QAT INT8 line).
+        caption = ""
+        index = line - self._first - 1
+        while 0 <= index < len(self._lines):
+            text = self._lines[index].strip()
+            if not text or text.startswith(("```", "~~~")):
+                break
+            if text.endswith((":", "：")):
+                caption = text.rstrip(":：")
+                break
+            index -= 1
+        return (own.group("label") if own else ""), caption
 
 
 def _record_key(item: object) -> tuple[object, ...] | None:
@@ -200,8 +277,10 @@ def assemble(doc: DocText, found: Found) -> list[Run]:
     doc_model = _DocModel(doc)
     named = _named_benchmarks(found.measurements)
     at = contexts.at
+    labels = _LineLabels(doc)
     for m in found.measurements:
-        _fill_measurement(m, at(m.line), doc, named.get(m.run) or ("", ""), doc_model)
+        own = labels.of(m.line, m.raw)
+        _fill_measurement(m, at(m.line), doc, named.get(m.run) or ("", ""), doc_model, own)
     for phase in found.phases:
         phase.project = phase.project or doc.meta.project
         ctx = at(phase.line)
@@ -257,9 +336,14 @@ class _DocModel:
 
 
 def _fill_measurement(
-    m: Measurement, ctx: _Context, doc: DocText, sibling: tuple[str, str], doc_model: _DocModel
+    m: Measurement,
+    ctx: _Context,
+    doc: DocText,
+    sibling: tuple[str, str],
+    doc_model: _DocModel,
+    line_labels: tuple[str, str] = ("", ""),
 ) -> None:
-    for label in (ctx.caption, ctx.heading):
+    for label in (*line_labels, ctx.caption, ctx.heading):  # the nearest label first
         for key, value in _params_from_label(label):
             m.params.setdefault(key, value)
     if not m.benchmark and sibling[0]:
@@ -271,6 +355,6 @@ def _fill_measurement(
     m.project = m.project or doc.meta.project
     m.version = m.version or doc.meta.version or None
     if m.measured_at is None:
-        m.measured_at = doc.meta.created_at
+        m.measured_at = ctx.date or doc.meta.created_at
     elif m.measured_at.tzinfo is not None:  # the store keeps naive UTC
         m.measured_at = m.measured_at.astimezone(UTC).replace(tzinfo=None)

@@ -32,7 +32,8 @@ project = cols[1].selectbox(
 to_url(PAGE, "week", label)
 to_url(PAGE, "project", project)  # every project: no parameter
 
-rendered = query(report.render, mondays[labels.index(label)], project)
+with st.spinner("Writing the report and drawing its charts..."):  # ~5 s cold
+    rendered = query(report.render, mondays[labels.index(label)], project)
 archive = io.BytesIO()
 with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
     zf.writestr(f"{rendered.stem}.md", rendered.markdown)
@@ -53,6 +54,15 @@ buttons[1].download_button(
     mime="application/zip",
     help="The Markdown and its chart images, to paste into a GitHub issue comment.",
 )
+with st.expander("Markdown, to copy into a GitHub comment"):
+    # st.code has a copy button; the text is escaped only where GitHub reads markup.
+    st.code(rendered.markdown, language="markdown", wrap_lines=True)
+    st.caption(
+        "Its charts are linked by file name (the PNGs are in the Markdown download): "
+        "GitHub cannot reach them from a comment. After pasting the text, drag each PNG "
+        "into the comment box; GitHub uploads it and writes its own image link, which "
+        "replaces the file-name one."
+    )
 st.caption(
     "From the command line: `python -m perfboard.report --week "
     f"{label} --format md|html --out DIR` (add `--post ISSUE_URL` to post it)."

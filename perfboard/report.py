@@ -31,7 +31,7 @@ from altair.utils.data import to_values
 
 from perfboard import charts, queries
 from perfboard.links import pr_link, pr_url, safe_https
-from perfboard.markup import md_escape
+from perfboard.markup import gfm_escape
 from perfboard.wording import ratio_words
 
 CHART_WIDTH = 640  # px: fits a GitHub comment, a mail and an A4 page
@@ -417,17 +417,17 @@ def _md_cell(cell: Cell) -> str:
         return str(cell)
     if isinstance(cell, Link):
         if cell.url is None:
-            return md_escape(cell.text)
+            return gfm_escape(cell.text)
         # Parentheses and spaces would end the link target early: percent-encode them.
         target = cell.url.replace("(", "%28").replace(")", "%29")
-        return f"[{md_escape(cell.text)}]({target})"
-    return md_escape(cell)
+        return f"[{gfm_escape(cell.text)}]({target})"
+    return gfm_escape(cell)
 
 
 def to_markdown(report: Report, images: Callable[[Chart], str | None] | None = None) -> str:
     """GitHub-flavoured Markdown. `images(chart)` writes the chart and returns the path
     to link it by (None: no image, e.g. for a comment posted through the API)."""
-    scope = f" · {md_escape(report.project)}" if report.project else ""
+    scope = f" · {gfm_escape(report.project)}" if report.project else ""
     last = report.end - timedelta(days=1)
     out = [f"# perfboard weekly report {report.week}{scope} ({report.start} to {last})", ""]
     for section in report.sections:
@@ -441,7 +441,7 @@ def to_markdown(report: Report, images: Callable[[Chart], str | None] | None = N
                 path = images(block) if images else None
                 if not path:
                     continue
-                out.append(f"![{md_escape(block.title)}]({path})")
+                out.append(f"![{gfm_escape(block.title)}]({path})")
             else:
                 out.append("".join(_md_cell(c) for c in block))
             out.append("")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from ingest.results import write_records
-from perfboard import alerts, db, report
+from perfboard import alerts, db, queries, report
 from tests.conftest import ROOT, ingest
 from tests.github_fake import FakeGitHub
 from tests.test_app import run_page
@@ -50,13 +50,24 @@ def test_markdown_of_the_phase2_week(demo: Path, tmp_path: Path) -> None:
     golden("report-2020-W06.md", text)
     # What the team wrote by hand in 2020, now read from the store:
     assert "| ernie | phase 二期优化工作 | 9.5 | – | ms |" in text
-    assert (
-        "[PaddlePaddle/Paddle\\#22424](https://github.com/PaddlePaddle/Paddle/pull/22424)" in text
-    )
-    assert "10 \\-\\> 9\\.5 ms" not in text and "10 → 9\\.5 ms \\(\\-5\\.0%\\)" in text
-    assert "9\\.5 → 8\\.4 ms; 8\\.4 → 7\\.8 ms" in text  # claimed by #22494's description
+    assert "[PaddlePaddle/Paddle#22424](https://github.com/PaddlePaddle/Paddle/pull/22424)" in text
+    # Escaped only where GitHub would read markup: the text reads as written.
+    assert "10 -\\> 9.5 ms" not in text and "10 → 9.5 ms (-5.0%)" in text
+    assert "9.5 → 8.4 ms; 8.4 → 7.8 ms" in text  # claimed by #22494's description
+    assert "Tesla P4 (simulated) · fp32 · batch_size=1, seq_len=128" in text
     assert "row cut short" in text  # the phase table's broken row, line 13
     assert (tmp_path / "perfboard-2020-W06-phase-1.png").stat().st_size > 10_000
+
+
+def test_a_projects_report_keeps_its_prs_of_the_week(demo: Path) -> None:
+    # project=ernie: #22424 from the phase table, and #22486 and #22494, whose
+    # descriptions are ERNIE documents of the week (once dropped by the project filter).
+    conn = db.connect(demo, read_only=True)
+    ernie = queries.week_prs(conn, datetime(2020, 2, 3), datetime(2020, 2, 10), "ernie")
+    other = queries.week_prs(conn, datetime(2020, 2, 3), datetime(2020, 2, 10), "ops")
+    conn.close()
+    assert ernie.number.tolist() == [22424, 22486, 22494]
+    assert other.empty
 
 
 def test_html_of_the_phase2_week_is_self_contained(demo: Path) -> None:
@@ -64,7 +75,8 @@ def test_html_of_the_phase2_week_is_self_contained(demo: Path) -> None:
     text = report.to_html(report.build(conn, W06))
     conn.close()
     golden("report-2020-W06.html", text)
-    assert text.count("<svg") == 1 and "二期优化工作" in text
+    # inline charts: the phase's steps and the headline series (the simulated nightly)
+    assert text.count("<svg") == 2 and "二期优化工作" in text
     assert_no_fetch(text)
 
 
@@ -147,8 +159,9 @@ def test_hostile_text_is_inert_in_both_formats(tmp_path: Path) -> None:
     md = report.to_markdown(built)
     html = report.to_html(built)
     # Every < and every link bracket of the attacks is backslash-escaped: literal text.
-    assert not re.search(r"(?<!\\)<(script|img)", md) and "](javascript" not in md
-    assert "\\<script\\>alert\\(1\\)\\</script\\>" in md  # shown as the literal text
+    assert not re.search(r"(?<!\\)<(script|img)", md)
+    assert not re.search(r"(?<!\\)\]\(javascript", md) and "\\[x\\](javascript" in md
+    assert "\\<script\\>alert(1)\\</script\\>" in md  # shown as the literal text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "javascript:" not in html.replace("[x](javascript:alert(1))", "")
     assert "[x](javascript:alert(1))" in html  # as text, inside a cell
@@ -257,8 +270,8 @@ def test_a_detected_change_and_its_triage_are_in_the_report(tmp_path: Path) -> N
     built = report.build(conn, after.date() - timedelta(days=after.weekday()))
     conn.close()
     md = report.to_markdown(built)
-    assert "| improvement | ernie |" in md and "| \\-5\\.0% |" not in md
-    assert "acknowledged\\: expected\\: PR 22486" in md
+    assert "| improvement | ernie |" in md and "| -5.0% |" not in md
+    assert "acknowledged: expected: PR 22486" in md
 
 
 def test_report_page_previews_and_offers_both_downloads(demo: Path, monkeypatch) -> None:
@@ -268,6 +281,11 @@ def test_report_page_previews_and_offers_both_downloads(demo: Path, monkeypatch)
     assert labels == ["Download HTML", "Download Markdown"]
     [frame] = at.get("iframe")
     assert "二期优化工作" in frame.proto.srcdoc
+    # The Markdown to copy, as the download holds it, and how to bring its charts along.
+    [code] = at.code
+    assert code.language == "markdown"
+    assert code.value.startswith("# perfboard weekly report 2020-W06")
+    assert "drag each PNG into the comment box" in " ".join(c.value for c in at.caption)
 
 
 def test_report_from_a_store_with_nothing_that_week(demo: Path) -> None:

@@ -74,7 +74,8 @@ def week_prs(
     conn: duckdb.DuckDBPyConnection, start: datetime, end: datetime, project: str | None = None
 ) -> pd.DataFrame:
     """PRs of the week: recorded by a phase milestone that week (with the step it made),
-    merged that week, or opened that week when GitHub's merge time is not known."""
+    merged that week, or opened that week when GitHub's merge time is not known; with a
+    project, its milestones' PRs and the PRs whose page is one of its documents."""
     return conn.execute(
         f"""
         WITH steps AS ({MILESTONE_STEPS}),
@@ -96,7 +97,10 @@ def week_prs(
                         ELSE 'opened, ' || coalesce(k.state, 'unknown') END,
                    1
             FROM pull_requests k
-            WHERE $project IS NULL
+            -- a project's PRs: those a document of the project is the page of (its
+            -- description, ingested with the project's name)
+            WHERE ($project IS NULL OR EXISTS (
+                      SELECT 1 FROM sources src WHERE src.project = $project AND src.url = k.url))
               AND coalesce(k.merged_at, k.created_at) >= $start
               AND coalesce(k.merged_at, k.created_at) < $end
         )

@@ -46,6 +46,9 @@ def serving(db: Path) -> Iterator[str]:
     require_chromium()
     port = free_port()
     env = {**os.environ, "PERFBOARD_DB": str(db)}
+    # The server's output goes to a file beside the store, not to a pipe nobody reads: a
+    # full pipe (64 KiB of warnings) would block the server mid-page and at shutdown.
+    log = open(db.with_suffix(".server.log"), "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -59,7 +62,7 @@ def serving(db: Path) -> Iterator[str]:
         ],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
@@ -76,7 +79,12 @@ def serving(db: Path) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # a server stuck in a page: stopped anyway
+            proc.kill()
+            proc.wait()
+        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +200,8 @@ def test_the_weekly_report_page_previews_the_report(server: str, browser) -> Non
     page.wait_for_timeout(1000)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
-    assert frame.locator("svg").count() == 1  # the phase-2 steps, inline
+    # inline: the phase-2 steps and the headline series (the simulated nightly history)
+    assert frame.locator("svg").count() == 2
     assert page.get_by_role("button", name="Download HTML").count() == 1
     assert not page.locator(".stException").count()
     page.close()

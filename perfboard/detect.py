@@ -134,8 +134,10 @@ again only the two neighbours of a removed point, and the selection keeps each m
 cost by its four bounds, so hundreds of candidates (a curve's, a random walk's) cost
 O(k) steps each, not O(k^2). About 1.8 ms for 60 points, 2 ms for 1,000 and 5.5 ms for
 10,000 on this 2-core machine (apache-otava 0.8 with its defaults: about 1.4, 13 and
-125 ms); at 100,000 points 0.02-0.4 s whatever the shape of scripts/bench_detect_shapes.py
-(a random walk of 0.1 % a point, which is all change, 0.7 s).
+125 ms); at 100,000 points 0.05-0.47 s whatever the shape of scripts/bench_detect_shapes.py
+(a random walk of 0.1 % a point, which is all change, 0.7 s). ``perfboard detect`` over a
+whole store examines its series on every core (perfboard.alerts): the 10 M synthetic store
+in 6.4-7.8 s on this machine.
 scripts/bench_detect.py measures this and scores both on generated series, and
 scripts/bench_detect_shapes.py scores the command on the shapes of real histories (ties,
 two modes, outliers, a daily cycle, ramps, curves) beside otava and ruptures; its

@@ -432,3 +432,14 @@ def test_the_gate_reads_a_small_text_as_its_hyperscan_database_does() -> None:
             a, b = plain.scan(given), compiled.scan(given)
             assert a.present == b.present, path
             assert a.hits == b.hits or not data.isascii(), path
+
+
+def test_every_command_module_runs_only_as_the_main_module() -> None:
+    # Detection over many points runs in spawned processes, which import the parent's main
+    # module again as __mp_main__: an unguarded `sys.exit(main())` would run the command
+    # a second time in every worker.
+    for module in ("ingest/__main__.py", "perfboard/__main__.py"):
+        tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+        calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+        guards = [n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n)]
+        assert not calls and guards, module

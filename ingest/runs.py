@@ -27,6 +27,7 @@ above a pass log, latency lines and a profiler table of one run. After the parse
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -153,17 +154,24 @@ class _Contexts:
         if has_heading:
             for m in _HEADING.finditer(text):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
-        self._dates: dict[int, datetime] = {}  # heading line -> its comment's date
+        dates: dict[int, datetime] = {}  # heading line -> its comment's date
         if "commented" in text or " · " in text:
             for m in _COMMENT_HEADER.finditer(text):
                 date = _comment_date(m)
                 if date is not None:
                     line = doc.line_at(m.start("who"))
                     self._headings.append((line, m.group(0).strip()))
-                    self._dates[line] = date
+                    dates[line] = date
             self._headings.sort()
+        # Looked up by bisection (a record's context is asked for once per record): the
+        # heading lines, and the comment date in effect from each heading on.
+        self._heading_lines = [line for line, _ in self._headings]
+        self._dates: list[datetime | None] = []
+        for line in self._heading_lines:
+            self._dates.append(dates.get(line, self._dates[-1] if self._dates else None))
         if has_fence:
             self._find_fences(doc)
+        self._fence_opens = [open_line for open_line, _, _ in self._fences]
 
     def _find_fences(self, doc: DocText) -> None:
         text = doc.text
@@ -195,17 +203,14 @@ class _Contexts:
     def at(self, line: int) -> _Context:
         if not self._headings and not self._fences:
             return _FLAT  # a plain log: one context for every line
-        heading, section, date = "", 0, None
-        for number, (heading_line, text) in enumerate(self._headings, start=1):
-            if heading_line > line:
-                break
-            heading, section = text, number
-            date = self._dates.get(heading_line, date)
+        heading, date = "", None
+        section = bisect_right(self._heading_lines, line)  # headings at or above the line
+        if section:
+            heading, date = self._headings[section - 1][1], self._dates[section - 1]
         caption = ""
-        for open_line, close_line, text in self._fences:
-            if open_line < line < close_line:
-                caption = text
-                break
+        inside = bisect_left(self._fence_opens, line) - 1  # the last fence opened above it
+        if inside >= 0 and line < self._fences[inside][1]:
+            caption = self._fences[inside][2]
         return _Context(heading, caption, section, date)
 
 

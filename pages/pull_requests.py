@@ -65,8 +65,11 @@ else:
         st.markdown(byline)
     else:
         st.caption("Title, author and state not known yet (no facts file or GitHub sync names it).")
-    if first.link:
-        st.link_button("Open on GitHub", first.link)
+    # Any of its rows that knows the link (a row without one holds NaN, which is truthy):
+    # the rows' order among equals is not fixed, so the first may be one that does not.
+    link = next((url for url in mine.link if isinstance(url, str) and url), None)
+    if link:
+        st.link_button("Open on GitHub", link)
     for row in mine.itertuples():
         if pd.notna(row.before) and pd.notna(row.after):
             st.metric(

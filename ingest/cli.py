@@ -357,9 +357,10 @@ def run_ingest(args: argparse.Namespace) -> int:
                 report(result, conn, bar)
             bar.update(done + path.stat().st_size - bar.n)  # the rest: results files, failures
         print(summary.render(time.perf_counter() - started), file=sys.stderr)
+        notified = True
         if not args.no_detect:
             try:
-                detect_changed(conn, changed, unchanged)
+                notified = detect_changed(conn, changed, unchanged)
             except duckdb.Error as error:
                 print(
                     f"ingest: change detection could not be stored: {first_error(error)}."
@@ -368,19 +369,21 @@ def run_ingest(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 1
-    return 1 if summary.failed else 0
+    return 1 if summary.failed or not notified else 0
 
 
 def detect_changed(
     conn: duckdb.DuckDBPyConnection, changed: list[str], unchanged: list[str] | None = None
-) -> None:
+) -> bool:
     """Change detection over the whole history of every series these documents touched.
 
     Those of the documents stored now, and those of `unchanged` documents whose series'
     detection is older than the document (an ingest killed or interrupted between storing
-    it and detecting): without them, a re-run would never detect those series.
+    it and detecting): without them, a re-run would never detect those series. Then the
+    new alerts go to perfboard.toml's channels (perfboard/notify.py): False when one was
+    not sent (said on stderr, tried again next run; the detection stays stored).
     """
-    from perfboard import alerts  # the detector (numpy, scipy's kin): only when detecting
+    from perfboard import alerts, notify  # the detector (numpy, scipy's kin): only when detecting
 
     started = time.perf_counter()
     touched = conn.execute(
@@ -392,7 +395,7 @@ def detect_changed(
         {"changed": changed, "unchanged": unchanged or []},
     ).fetchall()
     if not changed and not touched:
-        return  # nothing stored now and no detection left undone: nothing to say
+        return True  # nothing stored now and no detection left undone: nothing to say
     result = alerts.detect_store(conn, [series_id for (series_id,) in touched])
     print(
         f"change detection: {result.change_points} change points in {result.series} series"
@@ -400,6 +403,7 @@ def detect_changed(
         f" outside their noise) in {time.perf_counter() - started:.2f} s",
         file=sys.stderr,
     )
+    return notify.notify_and_say(conn, "ingest")
 
 
 class _NoBar:

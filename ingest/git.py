@@ -441,10 +441,11 @@ def _store(
         )
         conn.unregister("_walked")
         conn.execute("DELETE FROM releases WHERE repo = ?", [name])
-        conn.executemany(
-            "INSERT INTO releases (repo, tag, sha, released_at) VALUES (?, ?, ?, ?)",
-            [(name, r.tag, r.sha, r.released_at) for r in releases],
-        )
+        if releases:  # DuckDB's executemany refuses an empty list: a repo with no tag yet
+            conn.executemany(
+                "INSERT INTO releases (repo, tag, sha, released_at) VALUES (?, ?, ?, ?)",
+                [(name, r.tag, r.sha, r.released_at) for r in releases],
+            )
         stored = _stored_parents(conn, name)
         _update_mainline(conn, name, head, stored)
         _update_first_releases(conn, name, releases, stored)

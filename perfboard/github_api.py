@@ -1,5 +1,5 @@
 """A GitHub REST client that is careful with the API: used by the ingest's syncs
-(ingest/github.py) and by the weekly report's --post.
+(ingest/github.py), by the weekly report's --post and by `perfboard check --post`.
 
 - The API base is a setting (GITHUB_API_URL or --api-url; GitHub Enterprise:
   https://HOST/api/v3); every request has connect and read timeouts.
@@ -13,7 +13,7 @@
 - Rate limits: a 403/429 with Retry-After, or with X-RateLimit-Remaining: 0, is waited
   out when the wait is short (max_wait), else it is an error saying when to come back.
   5xx answers and timeouts are retried with backoff, a few times; a POST never is (it
-  may have been done).
+  may have been done); a PATCH is (it sets the resource: a second try changes nothing).
 - Every failure is a GitHubError whose message names the URL and what to do.
 """
 
@@ -214,6 +214,38 @@ class GitHubClient:
         if wait is not None:
             raise GitHubError(f"GitHub rate limit reached for {url}: try again in {wait:.0f} s")
         return self._json(url, response)
+
+    def patch(self, path: str, payload: dict[str, Any]) -> Any:
+        """PATCH a resource (edit a comment) and return it as it is now.
+
+        Unlike a POST, retried on a timeout, a dropped connection or a 5xx, with the
+        backoff of `get`: a PATCH sets the resource to the payload, so a second try after
+        a first that GitHub did act on leaves the same result, never a duplicate. A rate
+        limit answer says when to try again, as for a POST.
+        """
+        url = self._url(path, None)
+        for attempt in range(self._max_retries + 1):
+            self.requests_made += 1
+            try:
+                response = self._session.patch(url, json=payload, timeout=self._timeout)
+            except (requests.Timeout, requests.ConnectionError) as error:
+                if attempt >= self._max_retries:
+                    kind = (
+                        "timed out" if isinstance(error, requests.Timeout) else "could not connect"
+                    )
+                    raise GitHubError(
+                        f"GitHub {kind} for PATCH {url} ({self._max_retries + 1} tries)"
+                    ) from None
+                self._sleep(0.5 * 2**attempt)
+                continue
+            wait = self._wait_for(response)
+            if wait is not None:
+                raise GitHubError(f"GitHub rate limit reached for {url}: try again in {wait:.0f} s")
+            if response.status_code >= 500 and attempt < self._max_retries:
+                self._sleep(0.5 * 2**attempt)
+                continue
+            return self._json(url, response)
+        raise GitHubError(f"GitHub did not answer PATCH {url} after {self._max_retries + 1} tries")
 
     def pages(self, path: str, params: dict[str, Any]) -> Iterator[Answer]:
         """Every page of a list, following the Link header's rel="next"."""

@@ -2,8 +2,9 @@
 
 It answers real HTTP on 127.0.0.1 so that the client's whole stack (requests, timeouts,
 headers, Link parsing, conditional requests) is exercised rather than a mocked transport.
-Only the GET endpoints the PR sync reads are served, with GitHub's shapes and headers;
-anything else is 404, as GitHub answers an unknown route.
+The GET endpoints the PR sync reads are served, with GitHub's shapes and headers, and the
+writes perfboard makes (a comment created or edited, an issue, a commit status); anything
+else is 404, as GitHub answers an unknown route.
 
     with FakeGitHub(token="t") as gh:
         gh.add_pull("PaddlePaddle/Paddle", 22486, title="Fuse three fc", additions=120)
@@ -60,6 +61,10 @@ _PULLS = re.compile(r"/repos/([^/]+)/([^/]+)/pulls")
 _PULL = re.compile(r"/repos/([^/]+)/([^/]+)/pulls/(\d+)")
 _ISSUE = re.compile(r"/repos/([^/]+)/([^/]+)/issues/(\d+)")
 _COMMENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/(\d+)/comments")
+_ISSUES = re.compile(r"/repos/([^/]+)/([^/]+)/issues")
+_COMMENT = re.compile(r"/repos/([^/]+)/([^/]+)/issues/comments/(\d+)")
+_STATUSES = re.compile(r"/repos/([^/]+)/([^/]+)/statuses/([^/]+)")
+_STATUS_STATES = ("error", "failure", "pending", "success")
 
 
 @dataclass
@@ -82,6 +87,7 @@ class _Canned:
     delay: float
     times: int
     path_contains: str
+    method: str = ""  # only requests of this method ("": any)
 
     @property
     def passthrough(self) -> bool:
@@ -117,6 +123,8 @@ class FakeGitHub:
         self._pulls: dict[str, dict[int, dict[str, Any]]] = {}
         self._issues: dict[str, dict[int, dict[str, Any]]] = {}
         self._comments: dict[str, dict[int, list[dict[str, Any]]]] = {}
+        # repo -> sha -> the statuses set on it, oldest first
+        self._statuses: dict[str, dict[str, list[dict[str, Any]]]] = {}
         self._failures: list[_Canned] = []
         self._ticks = 0
         self._next_comment_id = 1
@@ -267,8 +275,11 @@ class FakeGitHub:
         delay: float = 0.0,
         times: int = 1,
         path_contains: str = "",
+        method: str = "",
     ) -> None:
-        """Queue a canned answer for the next request(s) whose path contains path_contains.
+        """Queue a canned answer for the next request(s) whose path contains path_contains
+        (and whose method is `method`, unless it is "": e.g. a POST failed, not the GET of
+        the same path before it).
 
         Queued answers are used in FIFO order before any normal answer (auth included).
         Without a body, a JSON {"message": ...} like GitHub's is sent; a body starting with
@@ -289,7 +300,7 @@ class FakeGitHub:
                 return
             raw = body.encode() if isinstance(body, str) else body
             self._failures.append(
-                _Canned(status, dict(headers or {}), raw, delay, times, path_contains)
+                _Canned(status, dict(headers or {}), raw, delay, times, path_contains, method)
             )
 
     def clear_failures(self) -> None:
@@ -329,10 +340,10 @@ class FakeGitHub:
             raise KeyError(f"no repo {repo!r} in the fake")
         return key
 
-    def _take_failure(self, path: str) -> _Canned | None:
+    def _take_failure(self, path: str, method: str = "") -> _Canned | None:
         with self._lock:
             for canned in self._failures:
-                if canned.path_contains in path:
+                if canned.path_contains in path and canned.method in ("", method):
                     canned.times -= 1
                     if canned.times == 0:
                         self._failures.remove(canned)
@@ -355,7 +366,7 @@ class FakeGitHub:
         recorded = Recorded(method, split.path, query, headers, body=sent)
         with self._lock:
             self.requests.append(recorded)
-        canned = self._take_failure(split.path)
+        canned = self._take_failure(split.path, method)
         if canned is not None and canned.delay > 0:
             # Outside the lock, in this handler's own thread: other requests go on meanwhile.
             self._stopping.wait(canned.delay)
@@ -363,11 +374,12 @@ class FakeGitHub:
             if canned is not None and not canned.passthrough:
                 answer = _canned_answer(canned)
             else:
-                answer = (
-                    self._post(split.path, headers, sent)
-                    if method == "POST"
-                    else self._answer(method, split.path, pairs, query, headers)
-                )
+                if method == "POST":
+                    answer = self._post(split.path, headers, sent)
+                elif method == "PATCH":
+                    answer = self._patch(split.path, headers, sent)
+                else:
+                    answer = self._answer(method, split.path, pairs, query, headers)
                 if canned is not None:
                     answer.headers = _merge(answer.headers, canned.headers)
         except Exception:
@@ -416,9 +428,14 @@ class FakeGitHub:
         return _Answer(200, out, body)
 
     def _post(self, path: str, headers: dict[str, str], sent: bytes) -> _Answer:
-        """POST /repos/O/N/issues/K/comments: a new comment, as GitHub creates it (201)."""
+        """POST /repos/O/N/issues/K/comments: a new comment, as GitHub creates it (201);
+        POST /repos/O/N/issues: a new issue (_create_issue)."""
         if not self._authorized(headers.get("authorization", "")):
             return _error(401, "Bad credentials")
+        if m := _ISSUES.fullmatch(path):
+            return self._create_issue(f"{m.group(1)}/{m.group(2)}", sent)
+        if m := _STATUSES.fullmatch(path):
+            return self._create_status(f"{m.group(1)}/{m.group(2)}", m.group(3), sent)
         m = _COMMENTS.fullmatch(path)
         if m is None:
             return _error(404, "Not Found")
@@ -437,6 +454,105 @@ class FakeGitHub:
             return _error(422, "Validation Failed", errors=[{"code": "custom", "field": "body"}])
         comment = self.add_comment(repo, number, body=body, user="perfboard-bot")
         return _Answer(201, {"Content-Type": _JSON}, _json(comment))
+
+    def _patch(self, path: str, headers: dict[str, str], sent: bytes) -> _Answer:
+        """PATCH /repos/O/N/issues/comments/ID: a comment's new body, answered 200 with the
+        comment as it is now (its updated_at bumped), as GitHub edits one."""
+        if not self._authorized(headers.get("authorization", "")):
+            return _error(401, "Bad credentials")
+        m = _COMMENT.fullmatch(path)
+        if m is None:
+            return _error(404, "Not Found")
+        repo, comment_id = f"{m.group(1)}/{m.group(2)}", int(m.group(3))
+        try:
+            body = json.loads(sent)["body"]
+        except (ValueError, KeyError, TypeError):
+            return _error(400, "Problems parsing JSON")
+        if not isinstance(body, str) or not body:
+            return _invalid("IssueComment", "body")
+        if len(body) > 65536:
+            return _error(422, "Validation Failed", errors=[{"code": "custom", "field": "body"}])
+        with self._lock:
+            for issue, comments in self._comments.get(repo.lower(), {}).items():
+                for comment in comments:
+                    if comment["id"] == comment_id:
+                        self.edit_comment(repo, issue, comment_id, body)
+                        return _Answer(200, {"Content-Type": _JSON}, _json(comment))
+        return _error(404, "Not Found")
+
+    def _create_status(self, repo: str, sha: str, sent: bytes) -> _Answer:
+        """POST /repos/O/N/statuses/SHA: a commit status (201). The fake knows no commits,
+        so any hexadecimal sha is taken (GitHub answers 422 for one it does not hold)."""
+        with self._lock:
+            if repo.lower() not in self._repos:
+                return _error(404, "Not Found")
+        if not re.fullmatch(r"[0-9A-Fa-f]{4,40}", sha):
+            return _error(422, f"No commit found for SHA: {sha}")
+        try:
+            payload = json.loads(sent)
+        except ValueError:
+            return _error(400, "Problems parsing JSON")
+        if not isinstance(payload, dict) or payload.get("state") not in _STATUS_STATES:
+            return _invalid("Status", "state")
+        with self._lock:
+            now = self._tick()
+            number = sum(len(v) for by in self._statuses.values() for v in by.values()) + 1
+            status = {
+                "url": f"{self.base_url}/repos/{repo}/statuses/{sha}",
+                "id": number,
+                "node_id": f"SC_{number}",
+                "state": payload["state"],
+                "description": payload.get("description"),
+                "target_url": payload.get("target_url"),
+                "context": payload.get("context") or "default",
+                "created_at": now,
+                "updated_at": now,
+                "creator": {"login": "perfboard-bot"},
+            }
+            self._statuses.setdefault(repo.lower(), {}).setdefault(sha.lower(), []).append(status)
+        return _Answer(201, {"Content-Type": _JSON}, _json(status))
+
+    def statuses(self, repo: str, sha: str) -> list[dict[str, Any]]:
+        """The statuses set on a commit, oldest first."""
+        with self._lock:
+            return copy.deepcopy(self._statuses.get(repo.lower(), {}).get(sha.lower(), []))
+
+    def comments(self, repo: str, issue: int) -> list[dict[str, Any]]:
+        """An issue's or PR's comments as stored, oldest first."""
+        with self._lock:
+            return copy.deepcopy(self._comments.get(repo.lower(), {}).get(issue, []))
+
+    def _create_issue(self, repo: str, sent: bytes) -> _Answer:
+        """POST /repos/O/N/issues: a new open issue, numbered after every issue and PR of
+        the repo (they share one sequence on GitHub), answered 201 with the issue."""
+        with self._lock:
+            if repo.lower() not in self._repos:
+                return _error(404, "Not Found")
+        try:
+            payload = json.loads(sent)
+        except ValueError:
+            return _error(400, "Problems parsing JSON")
+        if not isinstance(payload, dict) or "title" not in payload:
+            return _error(
+                422,
+                "Validation Failed",
+                errors=[{"resource": "Issue", "code": "missing_field", "field": "title"}],
+            )
+        title, body = payload["title"], payload.get("body")
+        if not isinstance(title, str) or not title.strip():
+            return _invalid("Issue", "title")
+        if body is not None and (not isinstance(body, str) or len(body) > 65536):
+            return _error(422, "Validation Failed", errors=[{"code": "custom", "field": "body"}])
+        with self._lock:
+            key = self._repo_key(repo)
+            taken = [*self._issues.get(key, {}), *self._pulls.get(key, {})]
+            number = max(taken, default=0) + 1
+            issue = self.add_issue(
+                self._repos[key], number, title=title, body=body, user="perfboard-bot"
+            )
+        issue.setdefault("comments", 0)
+        issue["url"] = f"{self.base_url}/repos/{self._repos[key]}/issues/{number}"
+        return _Answer(201, {"Content-Type": _JSON}, _json(issue))
 
     def _authorized(self, authorization: str) -> bool:
         if self.token is None:

@@ -367,10 +367,18 @@ def test_detect_waits_for_a_writer_that_holds_the_store(tmp_path: Path) -> None:
 
 
 def test_nothing_in_perfboard_imports_the_ingest() -> None:
-    """The core stands below the ingest: perfboard/ never imports ingest/."""
+    """The core stands below the ingest: perfboard/ never imports ingest/, but for the one
+    exception docs/architecture.md names: `perfboard check` reads the PR's documents as
+    the ingest reads them, importing it inside perfboard/cli.py's _pr_run only."""
     offenders = []
     for path in sorted((ROOT / "perfboard").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed: set[int] = set()
+        if path == ROOT / "perfboard" / "cli.py":
+            for function in ast.walk(tree):
+                if isinstance(function, ast.FunctionDef) and function.name == "_pr_run":
+                    allowed |= {id(node) for node in ast.walk(function)}
+        for node in ast.walk(tree):
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -379,7 +387,7 @@ def test_nothing_in_perfboard_imports_the_ingest() -> None:
             offenders += [
                 f"{path.relative_to(ROOT)}:{node.lineno}"
                 for name in names
-                if name == "ingest" or name.startswith("ingest.")
+                if (name == "ingest" or name.startswith("ingest.")) and id(node) not in allowed
             ]
     assert offenders == []
 

@@ -447,6 +447,12 @@ SPLICED = {
         "scope": "a fixed WHERE clause whose values are $ids and $project, bound",
     },
     "perfboard/queries/compare.py": {
+    "perfboard/check.py": {
+        "columns": "the fixed _IDENTITY column names, params and testbed cast to VARCHAR",
+    },
+    "perfboard/db.py": {
+        "table": "a name from the fixed _SOURCE_TABLES tuple",
+    },
         "sql": "one of compare_side's f-strings, which splice only _HASH and _LAST_BEFORE",
     },
     "ingest/results.py": {

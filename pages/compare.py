@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from perfboard import charts, compare, queries
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
-from perfboard.queries.labels import unique_labels
+from perfboard.queries.labels import MISSING, unique_labels
 from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value
 
 PARTS = ["Two versions", "Paired variants", "Attribution"]
@@ -204,6 +204,7 @@ def two_versions_part() -> None:
         ],
         hide_index=True,
         width="stretch",
+        placeholder=MISSING,
         column_config={
             "series": st.column_config.TextColumn("series", width="large"),
             "words": st.column_config.TextColumn("B against A"),
@@ -323,6 +324,7 @@ def paired_variants_part() -> None:
         ],
         hide_index=True,
         width="stretch",
+        placeholder=MISSING,
         column_config={
             "pair": st.column_config.TextColumn("pair", width="large"),
             "words": st.column_config.TextColumn("by how much"),
@@ -397,46 +399,71 @@ def attribution_part() -> None:
         start, end, at_start, at_end, t0, t1 = end, start, at_end, at_start, t1, t0
     steps = query(queries.series_steps, int(series_id), t0.to_pydatetime(), t1.to_pydatetime())
     v0, v1 = at_start.value.mean(), at_end.value.mean()
+    # The steps walk the series only through the values it took between the two points.
+    bounds = query(queries.series_range, int(series_id), t0.to_pydatetime(), t1.to_pydatetime())
     rows = compare.attribution(
-        v0, v1, steps, start_label=side_name(start), end_label=side_name(end)
+        v0, v1, steps, start_label=side_name(start), end_label=side_name(end), bounds=bounds
     )
     rows["pr_link"] = pr_links([None] * len(rows), rows.pr_repo, rows.pr_number)
+    rows["title"] = rows.title.fillna("") if "title" in rows else ""
     unit, direction = str(row.unit), str(row.direction)
-    explained = rows[rows.kind == "step"].delta.sum()
-    change = v1 - v0
+    share = compare.explained(v1 - v0, rows[rows.kind == "step"].delta.sum(), unit)
     cols = st.columns(4)
     cols[0].metric("From", f"{v0:.4g} {unit}")
     cols[1].metric("To", f"{v1:.4g} {unit}")
-    cols[2].metric("Change", f"{change:+.4g} {unit}")
-    cols[3].metric(
-        "Explained by the steps", f"{explained / change:.0%}" if abs(change) > 0 else "–"
-    )
+    cols[2].metric("Change", f"{share.change:+.4g} {unit}")
+    cols[3].metric("Explained by the steps", "—" if share.share is None else f"{share.share:.0%}")
     st.caption(md_escape(compare.worded(v1 / v0, direction, side_name(end), side_name(start))))
+    if share.note:
+        st.warning(md_escape(share.note))
+    cut = rows[rows.cut]
+    if not cut.empty:
+        st.caption(
+            f"{len(cut)} step(s) cut at the edge of the series' own range between the two "
+            f"points ({bounds[0]:.4g} to {bounds[1]:.4g} {unit}): the rest of each, as its "
+            "record has it, would walk the series where it never was."
+        )
     chart = charts.attribution_waterfall(rows, unit, direction)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
     if steps.empty:
         st.caption(
             "No change point or milestone falls between these two: the whole change is "
             "unexplained. `python -m perfboard detect` finds a series' steps; a phase table "
-            "of the same benchmark and metric gives milestones with their PRs."
+            "of the same benchmark, metric and device gives milestones with their PRs."
         )
         return
     st.caption(
         "Steps: the series' change points between the two (each with the first PR that "
-        "landed between its sides), and the milestones of phase tables on the same benchmark "
-        "and metric. Unexplained: the change that no step accounts for (noise, or PRs no "
-        "record names)."
+        "landed between its sides), and the milestones of phase tables that measure this "
+        "series (same benchmark, metric, unit and device, at the series' own magnitude). "
+        "Unexplained: the change that no step accounts for (noise, or PRs no record names)."
     )
     shown = rows[rows.kind == "step"]
     st.dataframe(
-        shown[["label", "pr_link", "title", "via", "at", "delta", "level_from", "level_to"]],
+        shown[
+            [
+                "label",
+                "pr_link",
+                "title",
+                "via",
+                "at",
+                "delta",
+                "recorded",
+                "cut",
+                "level_from",
+                "level_to",
+            ]
+        ],
         hide_index=True,
         width="stretch",
+        placeholder=MISSING,
         column_config={
             "label": st.column_config.TextColumn("step"),
             "pr_link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
             "at": st.column_config.DatetimeColumn("at", format="YYYY-MM-DD"),
-            "delta": st.column_config.NumberColumn(f"change ({unit})", format="%+.4g"),
+            "delta": st.column_config.NumberColumn(f"counted ({unit})", format="%+.4g"),
+            "recorded": st.column_config.NumberColumn(f"as recorded ({unit})", format="%+.4g"),
+            "cut": st.column_config.CheckboxColumn("cut at the range"),
             "level_from": st.column_config.NumberColumn("from", format="%.4g"),
             "level_to": st.column_config.NumberColumn("to", format="%.4g"),
         },

@@ -12,7 +12,7 @@ import streamlit as st
 from perfboard import explain, profiles, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.queries.labels import unique_labels
+from perfboard.queries.labels import MISSING, unique_labels
 from perfboard.ui import (
     StoreMissing,
     missing_store_notice,
@@ -193,6 +193,7 @@ ranked["link"] = pr_links([None] * len(ranked), ranked.pr_repo, ranked.pr_number
 st.dataframe(
     ranked[["rank", "kind", "what", "how_much", "evidence", "link"]],
     hide_index=True,
+    placeholder=MISSING,
     width="stretch",
     column_config={
         "what": st.column_config.TextColumn("what", width="large"),

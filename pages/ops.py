@@ -11,6 +11,7 @@ import streamlit as st
 from perfboard import charts, ops, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
+from perfboard.queries.labels import MISSING
 from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value
 
 ALL_OPS, ALL_DEVICES, BOTH = "all ops", "all devices", "both"
@@ -170,6 +171,7 @@ if vs is not None:
                 ]
             ],
             hide_index=True,
+            placeholder=MISSING,
             width="stretch",
             height=min(38 + 35 * len(table), 560),
             column_config={
@@ -307,6 +309,7 @@ if vs is not None:
                 ]
             ],
             hide_index=True,
+            placeholder=MISSING,
             width="stretch",
             height=min(38 + 35 * len(lose), 420),
             column_config={
@@ -358,6 +361,7 @@ else:
             ]
         ],
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={
             "op": st.column_config.TextColumn("op", pinned=True),

@@ -9,7 +9,7 @@ import streamlit as st
 from perfboard import queries
 from perfboard.changes import describe_change
 from perfboard.links import pr_links, safe_https
-from perfboard.queries.labels import params_text
+from perfboard.queries.labels import MISSING
 from perfboard.ui import StoreMissing, missing_store_notice, query
 
 SPARK_POINTS = 40
@@ -84,6 +84,7 @@ else:
             ["project", "series", "now", "vs last week", "vs first", "trend", "points", "last"]
         ],
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={
             "trend": st.column_config.LineChartColumn("trend", width="medium"),
@@ -116,6 +117,7 @@ else:
             ]
         ],
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={
             "progress": st.column_config.ProgressColumn(
@@ -138,6 +140,7 @@ else:
             ["PR", "phase", "milestone", "before", "after", "unit", "reduction", "reported", "date"]
         ],
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={
             "PR": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
@@ -148,7 +151,6 @@ else:
 
 with st.expander("Latest value of every series"):
     latest = query(queries.latest_per_series, None, 2000)
-    latest["params"] = latest.params.map(lambda p: params_text(p) or "-")
     latest["latest"] = [
         format_value(v, u, s)
         for v, u, s in zip(latest.latest, latest.unit, latest.status, strict=True)
@@ -158,11 +160,7 @@ with st.expander("Latest value of every series"):
         latest[
             [
                 "project",
-                "benchmark",
-                "metric",
-                "params",
-                "framework",
-                "device",
+                "series",
                 "latest",
                 "version",
                 "measured_at",
@@ -173,8 +171,10 @@ with st.expander("Latest value of every series"):
             ]
         ],
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={
+            "series": st.column_config.TextColumn("series", width="large"),
             "version": st.column_config.TextColumn("version", width="small"),
             "measured_at": st.column_config.DatetimeColumn(
                 "measured (UTC)", format="YYYY-MM-DD HH:mm"
@@ -186,6 +186,6 @@ with st.expander("Latest value of every series"):
 with st.expander("Ingest errors", expanded=totals["errors"] > 0):
     errors = query(queries.ingest_errors)
     if errors.empty:
-        st.caption("None: every line of every document was read.")
+        st.caption("No ingest errors: every line of every document was read.")
     else:
-        st.dataframe(errors, hide_index=True, width="stretch")
+        st.dataframe(errors, hide_index=True, width="stretch", placeholder=MISSING)

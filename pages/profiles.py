@@ -15,6 +15,7 @@ import streamlit as st
 from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
+from perfboard.queries.labels import MISSING
 from perfboard.ui import page_data, query, to_url, url_state, url_text
 
 TOP = 30  # bars a chart draws: more than this is not readable as labels
@@ -146,7 +147,13 @@ def event_table(rows: pd.DataFrame, below: int = 0) -> None:
     shown = rows.assign(event=indented(rows, below))
     columns = ["event", "calls", "total", "cpu_time", "gpu_time", "share", "ave", "min", "max"]
     columns = [c for c in columns if shown[c].notna().any()] + ["threads", "line"]
-    st.dataframe(shown[columns], hide_index=True, width="stretch", column_config=EVENT_COLUMNS)
+    st.dataframe(
+        shown[columns],
+        hide_index=True,
+        width="stretch",
+        column_config=EVENT_COLUMNS,
+        placeholder=MISSING,
+    )
 
 
 def block_name(block: str) -> str:
@@ -191,6 +198,7 @@ def passes_table(passes: pd.DataFrame) -> None:
         passes[["order", "name", "kind", "subgraphs", "line"]],
         hide_index=True,
         width="stretch",
+        placeholder=MISSING,
         column_config={
             "name": st.column_config.TextColumn("pass", width="large"),
             "subgraphs": st.column_config.NumberColumn("subgraphs fused", format="%d"),
@@ -262,7 +270,7 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     notes = profiles.layout_notes(ea, eb)
     if notes:
         st.info("\n".join(f"- {md_escape(note)}" for note in notes))
-    cols = st.columns(5)
+    cols = st.columns(6)
     cols[0].metric("Total A", profiles.ms_text(summary["total_a"]))
     cols[1].metric(
         "Total B",
@@ -275,6 +283,12 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     cols[2].metric("Faster / slower", f"{summary['faster']} / {summary['slower']}")
     cols[3].metric("Appeared / disappeared", f"{summary['appeared']} / {summary['disappeared']}")
     cols[4].metric("Same (within 1%)", summary["same"])
+    cols[5].metric(
+        "Below a cut",
+        summary[profiles.BELOW_A_CUT] + summary[profiles.BELOW_B_CUT],
+        help="Listed on one side only, and smaller than the last row of the other side's "
+        "cut table: that side may hold it, unlisted. Not counted as appeared or disappeared.",
+    )
     block = summary["block"]
     top = rows[(rows.block == block) & (rows.depth == 0)]
     if top.empty:
@@ -290,7 +304,9 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     st.caption(
         "Bars: B − A of each op's total, left when B is faster. An op listed on one side "
         "only is drawn pale and dashed at its time on that side: it appeared in B (right) or "
-        "disappeared from A (left), as a fused op replaces the ops it fuses. Share: of A's "
+        "disappeared from A (left), as a fused op replaces the ops it fuses. An op missing "
+        "from a table cut short whose time is below that table's last row is \"below the "
+        "cut\", not drawn: the other side may hold it, unlisted. Share: of A's "
         f"total. Same: within {profiles.SAME_WITHIN:.0%} of A's time of the op."
     )
     nested = st.toggle("Show nested events and other blocks", value=False)
@@ -318,6 +334,7 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
         ],
         hide_index=True,
         width="stretch",
+        placeholder=MISSING,
         column_config={
             "event": st.column_config.TextColumn("event", width="large"),
             "total_a": st.column_config.NumberColumn("A (ms)", format="%.6g"),
@@ -347,6 +364,7 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
         passes,
         hide_index=True,
         width="stretch",
+        placeholder=MISSING,
         column_config={
             "name": st.column_config.TextColumn("pass", width="large"),
             "subgraphs_a": st.column_config.NumberColumn("subgraphs A", format="%d"),

@@ -8,6 +8,7 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
+from perfboard.queries.labels import MISSING
 from perfboard.ui import page_data, query, to_url, url_state
 
 PAGE = "prs"  # the scope of this page's pickers in the session
@@ -54,7 +55,9 @@ choice = st.selectbox(
 )
 to_url(PAGE, "pr", choice)  # every PR: no parameter
 if choice is None:
-    st.dataframe(prs[shown], hide_index=True, width="stretch", column_config=columns)
+    st.dataframe(
+        prs[shown], hide_index=True, width="stretch", column_config=columns, placeholder=MISSING
+    )
 else:
     mine = prs[prs.pr_number == choice]
     first = mine.iloc[0]
@@ -80,7 +83,9 @@ else:
             )
     # Only what is known of this PR: a PR no phase names has no milestone columns to show.
     known = [c for c in shown if c == "link" or mine[c].notna().any()]
-    st.dataframe(mine[known], hide_index=True, width="stretch", column_config=columns)
+    st.dataframe(
+        mine[known], hide_index=True, width="stretch", column_config=columns, placeholder=MISSING
+    )
     repo = first.pr_repo if isinstance(first.pr_repo, str) else None
     claimed = query(queries.pr_claims)
     claimed = claimed[(claimed.pr_number == choice) & ((claimed.pr_repo == repo) | (repo is None))]
@@ -92,6 +97,7 @@ else:
         st.dataframe(
             claimed[["before", "after", "unit", "percent", "speedup", "raw", "source", "line"]],
             hide_index=True,
+            placeholder=MISSING,
             width="stretch",
             column_config={
                 "percent": st.column_config.NumberColumn("claimed gain", format="%.1f%%"),
@@ -109,6 +115,7 @@ else:
         st.dataframe(
             on_page.fillna(""),
             hide_index=True,
+            placeholder=MISSING,
             width="stretch",
             column_config={
                 "value": st.column_config.NumberColumn("value", format="%.4g"),
@@ -118,6 +125,6 @@ else:
     measured = query(queries.pr_measurements, repo, int(choice))
     st.subheader("Measurements at its merge commit")
     if measured.empty:
-        st.caption("None: no measurement's version is this PR's merge commit (yet).")
+        st.caption("Nothing was measured at its merge commit (yet).")
     else:
-        st.dataframe(measured, hide_index=True, width="stretch")
+        st.dataframe(measured, hide_index=True, width="stretch", placeholder=MISSING)

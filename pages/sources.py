@@ -7,6 +7,7 @@ import streamlit as st
 from perfboard import queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
+from perfboard.queries.labels import MISSING
 from perfboard.ui import page_data, query, to_url, url_state, url_value, whole_number
 
 PAGE = "sources"  # the scope of this page's pickers in the session
@@ -21,6 +22,7 @@ sources["url"] = sources.url.map(safe_https)
 st.dataframe(
     sources.drop(columns=["source_id"]),
     hide_index=True,
+    placeholder=MISSING,
     width="stretch",
     column_config={"url": st.column_config.LinkColumn("link")},
 )
@@ -57,6 +59,7 @@ else:
     st.dataframe(
         measured,
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={
             "raw": st.column_config.TextColumn("raw text", width="large"),
@@ -72,6 +75,7 @@ else:
     st.dataframe(
         errors,
         hide_index=True,
+        placeholder=MISSING,
         width="stretch",
         column_config={"raw": st.column_config.TextColumn("raw text", width="large")},
     )

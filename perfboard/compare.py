@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -365,17 +366,27 @@ def attribution(
     steps: pd.DataFrame,
     start_label: str = "start",
     end_label: str = "end",
+    bounds: tuple[float, float] | None = None,
 ) -> pd.DataFrame:
     """The rows of a waterfall from start_value to end_value: start, one row per step (in
-    the order given), the unexplained rest = (end - start) - sum of the steps (kept even
+    the order given), the unexplained rest = end - the level the steps reached (kept even
     when it is about 0: "nothing unexplained" is a finding too), end.
+
+    The steps walk the series only through its own range, `bounds` (its lowest and highest
+    value measured between the two points; by default the two values themselves): a step
+    that would carry it beyond is cut at the edge, and counts only the part the series can
+    show (`delta`; `recorded` is the step as its record has it, `cut` says it was cut).
+    Steps of another measure, or overlapping ones, cannot walk a 6 ms series to -25 ms.
 
     `steps`: label, pr_repo, pr_number, delta (and any other columns, carried along).
     Output: order, kind (start, step, unexplained, end), label, pr_repo, pr_number, delta,
-    level_from, level_to (each bar spans level_from..level_to; start and end are levels).
+    recorded, cut, level_from, level_to (each bar spans level_from..level_to; start and
+    end are levels).
     """
     steps = steps.reset_index(drop=True)
     extra = [c for c in steps.columns if c not in ("label", "pr_repo", "pr_number", "delta")]
+    low, high = sorted(bounds) if bounds is not None else sorted((start_value, end_value))
+    low, high = min(low, start_value, end_value), max(high, start_value, end_value)
     rows: list[dict[str, object]] = [
         {"kind": "start", "label": start_label, "delta": math.nan, "level_from": start_value}
     ]
@@ -386,27 +397,29 @@ def attribution(
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:  # one label per bar: an axis of names cannot hold two alike
             label = f"{label} ({seen[label]})"
-        delta = float(step.delta)
+        recorded = float(step.delta)
+        reached = min(max(level + recorded, low), high)
         row = {
             "kind": "step",
             "label": label,
             "pr_repo": step.pr_repo,
             "pr_number": step.pr_number,
-            "delta": delta,
+            "delta": reached - level,
+            "recorded": recorded,
+            "cut": not math.isclose(reached, level + recorded, rel_tol=1e-9, abs_tol=1e-12),
             "level_from": level,
         }
         row.update({c: getattr(step, c) for c in extra})
         rows.append(row)
-        level += delta
-    rest = (float(end_value) - float(start_value)) - float(
-        steps["delta"].sum() if len(steps) else 0
-    )
+        level = reached
+    rest = float(end_value) - level
     rows.append({"kind": "unexplained", "label": "unexplained", "delta": rest, "level_from": level})
     rows.append({"kind": "end", "label": end_label, "delta": math.nan, "level_from": end_value})
     out = pd.DataFrame(rows)
-    for column in ("pr_repo", "pr_number", *extra):
+    for column in ("pr_repo", "pr_number", "recorded", "cut", *extra):
         if column not in out:
             out[column] = None
+    out["cut"] = out.cut.fillna(False).astype(bool)
     out["level_from"] = out.level_from.astype(float)
     out["level_to"] = out.level_from + out.delta.fillna(0.0)
     out.loc[out.kind == "unexplained", "level_to"] = float(end_value)  # exact, no float drift
@@ -419,8 +432,67 @@ def attribution(
             "pr_repo",
             "pr_number",
             "delta",
+            "recorded",
+            "cut",
             "level_from",
             "level_to",
             *extra,
         ]
     ]
+
+
+@dataclass(frozen=True)
+class Explained:
+    """How much of a change the steps explain, never more than all of it.
+
+    change: end - start; steps: what the steps sum to; share: the part of the change they
+    explain, 0 to 1 (None when nothing changed); beyond: what the steps claim that the
+    change does not hold (0 when they fit inside it; all of them when they point the
+    other way); note: what cannot be explained, in words ("" when nothing)."""
+
+    change: float
+    steps: float
+    share: float | None
+    beyond: float
+    note: str
+
+
+def explained(change: float, steps: float, unit: str = "") -> Explained:
+    """The steps' sum against the observed change: a share of it capped at 100 %, and
+    what they claim beyond it flagged. Steps that sum to more than the change (they
+    overlap, or one is of another measure) explain all of it and no more; steps that sum
+    to the other sign explain none of it."""
+    unit = f" {unit}" if unit else ""
+    steps_text, change_text = f"{steps:+.4g}{unit}", f"{change:+.4g}{unit}"
+    if math.isclose(change, 0.0, abs_tol=1e-12):
+        if math.isclose(steps, 0.0, abs_tol=1e-12):
+            return Explained(change, steps, None, 0.0, "")
+        return Explained(
+            change,
+            steps,
+            None,
+            steps,
+            f"The steps sum to {steps_text}, but the series did not change between the two "
+            "points: this series does not show them.",
+        )
+    if steps * change < 0:
+        return Explained(
+            change,
+            steps,
+            0.0,
+            steps,
+            f"The steps sum to {steps_text}, against a change of {change_text}: the series "
+            "moved the other way, and what moved it is not among these steps.",
+        )
+    if abs(steps) > abs(change):
+        beyond = steps - change
+        return Explained(
+            change,
+            steps,
+            1.0,
+            beyond,
+            f"The steps sum to {steps_text}, more than the change of {change_text}: "
+            f"{abs(beyond):.4g}{unit} of them this series does not show between the two points "
+            "(steps that overlap, or of another measure).",
+        )
+    return Explained(change, steps, steps / change, 0.0, "")

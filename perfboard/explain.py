@@ -26,7 +26,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from perfboard.profiles import ms_text
+from perfboard.profiles import BELOW_A_CUT, BELOW_B_CUT, ms_text
 
 TOP_OPS = 5
 # Words too common in op, pass and PR names to link a PR to an op: every op is an "op".
@@ -89,7 +89,9 @@ def _op_rows(op_diff: pd.DataFrame | None) -> pd.DataFrame:
     """The top-level events of the main block that moved, largest first."""
     if op_diff is None or op_diff.empty:
         return pd.DataFrame(columns=["event", "status", "bar", "delta_share", "total_a", "total_b"])
-    top = op_diff[(op_diff["depth"] == 0) & (op_diff["status"] != "same")]
+    # An op below the other side's cut is not known to have moved: nothing to act on.
+    unknown = ["same", BELOW_A_CUT, BELOW_B_CUT]
+    top = op_diff[(op_diff["depth"] == 0) & ~op_diff["status"].isin(unknown)]
     if not top.empty:  # one block: the Event Summary, else the block most rows are in
         blocks = set(top["block"])
         main = "event" if "event" in blocks else top["block"].mode().iloc[0]

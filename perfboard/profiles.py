@@ -25,8 +25,11 @@ Decisions:
   the threads listed: the diff matches ops, not threads.
 - In a diff an event found on one side only is "appeared" or "disappeared": its delta is
   missing, never computed against a 0 it does not have. When the other side's table was
-  cut (coverage below COMPLETE), the note says the event may sit below the cut: Paddle
-  sorts by total, so an absent event took less than the smallest row listed.
+  cut (a top-N table: coverage below COMPLETE), an event whose time is below the smallest
+  row that side lists is "below B's cut" (or "below A's cut"): Paddle sorts by total, so
+  the other side may well hold it, unlisted. Only an event that side should have listed
+  (its time above that side's last row) disappeared or appeared. The demo's two ERNIE
+  reports: reshape2 (1,970 ms in A) is below B's cut at 4,204 ms; mul (32,332 ms) is gone.
 - A CPU-only report (``Place: CPU``) has a total and no CPU/GPU split: its gpu columns
   stay missing and the diff compares totals, saying GPU time is absent on that side.
 """
@@ -45,7 +48,9 @@ TIME_COLUMNS = ("total", "cpu_time", "gpu_time", "min", "max", "ave")
 SAME_WITHIN = 0.01
 # A table listing less than this share of its report's total was cut short.
 COMPLETE = 0.99
-STATUSES = ("faster", "slower", "same", "appeared", "disappeared")
+BELOW_A_CUT = "below A's cut"
+BELOW_B_CUT = "below B's cut"
+STATUSES = ("faster", "slower", "same", "appeared", "disappeared", BELOW_A_CUT, BELOW_B_CUT)
 PASS_STATUSES = (
     "started firing",
     "stopped firing",
@@ -433,16 +438,28 @@ def _status(total_a: float, total_b: float, tolerance: float) -> str:
     return "faster" if delta < 0 else "slower"
 
 
-def _absent_note(side: str, total: BlockTotal | None) -> str:
-    """Why an event absent from `side` might still be there: that side's table was cut."""
+def _below_cut(time: float, total: BlockTotal | None) -> bool:
+    """Whether an event of this time, absent from a side, may be there unlisted: that
+    side's table was cut short and stops above it."""
+    if total is None or total.complete or math.isnan(total.smallest) or math.isnan(time):
+        return False
+    return time < total.smallest
+
+
+def _absent_note(side: str, total: BlockTotal | None, time: float, below: bool) -> str:
+    """Why an event absent from `side` is, or is not, known to be gone."""
     if total is None:
         return f"{side} has no rows of this block"
     if total.complete or math.isnan(total.smallest):
         return ""
-    return (
+    cut = (
         f"{side}'s table lists {total.coverage:.0%} of its time and stops at "
-        f"{ms_text(total.smallest)}: the event may be below that"
+        f"{ms_text(total.smallest)}"
     )
+    other = "B" if side == "A" else "A"
+    if below:
+        return f"{cut}: at {ms_text(time)} in {other} the event would be below that, unlisted"
+    return f"{cut}: at {ms_text(time)} in {other} the event would have been listed"
 
 
 def diff(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = SAME_WITHIN) -> pd.DataFrame:
@@ -450,13 +467,16 @@ def diff(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = SAME_WITHIN) -> pd
     section, and the parents of a nested event), both in ms whatever unit they came in.
 
     Columns: block, section, event, parent, depth, path, status (faster, slower, same
-    within `tolerance` of A's total of the event, appeared, disappeared), total_a,
+    within `tolerance` of A's total of the event, appeared, disappeared, below A's cut,
+    below B's cut: see the module's docstring; a nested event absent from one side
+    takes its top-level event's word when that one is below the cut too), total_a,
     total_b, delta (B - A; missing for an event found on one side only), delta_pct (of
     the event's A total), delta_share (of A's block total: how much of the run it moved),
     share_a, share_b, calls_a, calls_b, cpu_a, cpu_b, gpu_a, gpu_b (missing on a side
     whose report has no CPU/GPU split), bar (the delta; for an event on one side only,
     its total there, +B for appeared and -A for disappeared, to draw it with its own
-    mark), note (why a side is missing or unsure). Top-level rows by the size of their
+    mark; missing for an event below a cut: its time on that side is not known), note
+    (why a side is missing or unsure). Top-level rows by the size of their
     change (the time of an appeared or disappeared one), each followed by its children.
     """
     empty = pd.DataFrame(columns=DIFF_COLUMNS)
@@ -487,9 +507,38 @@ def diff(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = SAME_WITHIN) -> pd
     # An event on one side only keeps its missing side missing: no 0 stands in for it.
     merged.loc[only_a, ["total_b", "calls_b", "cpu_b", "gpu_b", "share_b"]] = math.nan
     merged.loc[only_b, ["total_a", "calls_a", "cpu_a", "gpu_a", "share_a"]] = math.nan
+    # Below the cut: a top-level event the other side's cut table may hold unlisted (a
+    # top-N table cuts top-level rows; the children of a listed event are all listed), and
+    # a nested one absent with its top-level event when that one is below the cut.
+    paths = merged["path"].astype(str)
+    top_level = [
+        (oa and _below_cut(ta, totals_b.get(block))) or (ob and _below_cut(tb, totals_a.get(block)))
+        for block, oa, ob, ta, tb in zip(
+            merged["block"], only_a, only_b, merged["total_a"], merged["total_b"], strict=True
+        )
+    ]
+    top_below = {
+        (block, path)
+        for block, path, depth, b in zip(
+            merged["block"], paths, merged["depth"], top_level, strict=True
+        )
+        if depth == 0 and b
+    }
+    below = [
+        bool(oa or ob) and (block, path.split(_PATH_SEP, 1)[0]) in top_below
+        for block, path, oa, ob in zip(merged["block"], paths, only_a, only_b, strict=True)
+    ]
     merged["status"] = [
-        "disappeared" if oa else "appeared" if ob else _status(ta, tb, tolerance)
-        for oa, ob, ta, tb in zip(only_a, only_b, merged["total_a"], merged["total_b"], strict=True)
+        (BELOW_B_CUT if oa else BELOW_A_CUT)
+        if bc
+        else "disappeared"
+        if oa
+        else "appeared"
+        if ob
+        else _status(ta, tb, tolerance)
+        for oa, ob, bc, ta, tb in zip(
+            only_a, only_b, below, merged["total_a"], merged["total_b"], strict=True
+        )
     ]
     merged["delta"] = merged["total_b"] - merged["total_a"]
     merged["delta_pct"] = merged["delta"] / merged["total_a"].where(merged["total_a"] > 0)
@@ -498,12 +547,15 @@ def diff(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = SAME_WITHIN) -> pd
     merged["bar"] = merged["delta"]
     merged.loc[only_b, "bar"] = merged.loc[only_b, "total_b"]
     merged.loc[only_a, "bar"] = -merged.loc[only_a, "total_a"]
+    merged.loc[below, "bar"] = math.nan
     notes = []
-    for block, oa, ob in zip(merged["block"], only_a, only_b, strict=True):
+    for block, oa, ob, bc, ta, tb in zip(
+        merged["block"], only_a, only_b, below, merged["total_a"], merged["total_b"], strict=True
+    ):
         if ob:
-            notes.append(_absent_note("A", totals_a.get(block)))
+            notes.append(_absent_note("A", totals_a.get(block), tb, bc))
         elif oa:
-            notes.append(_absent_note("B", totals_b.get(block)))
+            notes.append(_absent_note("B", totals_b.get(block), ta, bc))
         else:
             notes.append("")
     merged["note"] = notes
@@ -574,8 +626,9 @@ def layout_notes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
                 f"{name}'s table was cut: its rows list {total.coverage:.0%} of the "
                 f"{ms_text(total.total)} its report totals (by the report's own share "
                 "column: Paddle's Ratio, nvprof's or nsys' Time (%), PyTorch's Self CPU %); "
-                f"an event missing from {name} may be one below its last row "
-                f"({ms_text(total.smallest)})."
+                f"an event missing from {name} whose time is below its last row "
+                f'({ms_text(total.smallest)}) is "below {name}\'s cut", not gone: {name} may '
+                "hold it unlisted."
             )
     return notes
 

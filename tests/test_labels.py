@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from perfboard.queries.labels import (
+    PARAMS_ORDER,
     SERIES_LABEL,
     params_text,
     series_label,
@@ -129,3 +130,26 @@ def test_series_labels_by_id(tricky: duckdb.DuckDBPyConnection) -> None:
 
 def test_a_picker_tells_apart_series_that_share_a_label() -> None:
     assert unique_labels({1: "a", 2: "a", 3: "b"}) == {1: "a (#1)", 2: "a (#2)", 3: "b"}
+
+
+def test_numeric_params_sort_as_numbers(tricky: duckdb.DuckDBPyConnection) -> None:
+    # The QA tables of PaddlePaddle/benchmark#165 measure ERNIE at batch 1 to 300: as text
+    # "10" and "100" would sort before "2".
+    for i, batch in enumerate((100, 2, 10, 1, 300, 20), start=100):
+        tricky.execute(
+            "INSERT INTO series VALUES (?, 'qa', 'latency', 'paddle', 'Tesla P4', ?)",
+            [i, json.dumps({"batch_size": batch, "seq_len": 128})],
+        )
+    tricky.execute("INSERT INTO series VALUES (200, 'qa', 'latency', 'paddle', 'Tesla P4', '{}')")
+    ordered = tricky.execute(
+        f"SELECT {SERIES_LABEL} FROM series s WHERE s.benchmark = 'qa' ORDER BY {PARAMS_ORDER}"
+    ).fetchall()
+    assert [label for (label,) in ordered] == [
+        "qa · latency · paddle · Tesla P4",  # no params first
+        *(
+            f"qa · latency · paddle · Tesla P4 · batch_size={b}, seq_len=128"
+            for b in (1, 2, 10, 20, 100, 300)
+        ),
+    ]
+    # Every params shape of a document sorts without an error (text, nulls, lists).
+    assert len(tricky.execute(f"SELECT 1 FROM series s ORDER BY {PARAMS_ORDER}").fetchall())

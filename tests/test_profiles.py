@@ -182,7 +182,7 @@ def test_diff_of_the_profile_report_against_the_fusion_run() -> None:
         "softmax": "faster",
         "layer_norm": "disappeared",
         "dropout": "disappeared",
-        "reshape2": "disappeared",
+        "reshape2": "below B's cut",
         "transpose2": "slower",
         "matmul": "same",
     }
@@ -203,10 +203,45 @@ def test_diff_of_the_profile_report_against_the_fusion_run() -> None:
     assert softmax.note == ""
     assert list(rows.index[:3]) == ["mul", "fc", "fused_fc_elementwise_layernorm"]  # by size
     summary = profiles.diff_summary(before, after, rows.reset_index())
-    assert (summary["appeared"], summary["disappeared"]) == (2, 5)
+    assert (summary["appeared"], summary["disappeared"]) == (2, 4)
+    assert (summary["below A's cut"], summary["below B's cut"]) == (0, 1)
     assert (summary["faster"], summary["slower"], summary["same"]) == (1, 1, 1)
     notes = profiles.layout_notes(before, after)
     assert len(notes) == 2 and all("table was cut" in n for n in notes)
+
+
+def test_an_op_missing_below_a_cut_table_is_below_its_cut_not_gone() -> None:
+    """B (2019-09-11) is a top-N table: its rows list 87% of its run and stop at softmax,
+    4,204 ms. reshape2 took 1,970 ms in A: below B's last row, so B may hold it unlisted.
+    mul (32,332 ms) and dropout (4,844 ms) would have been listed above that row: gone."""
+    before, after = events_of(sample_doc(REPORT)), events_of(sample_doc(FUSION))
+    assert profiles.block_totals(after)["event"].smallest == 4204.46
+    rows = profiles.diff(before, after).set_index("event")
+    reshape = rows.loc["reshape2"]
+    assert reshape.status == "below B's cut"
+    assert reshape.total_a == 1970.44 and math.isnan(reshape.total_b)
+    assert math.isnan(reshape.delta) and math.isnan(reshape.bar)  # nothing known to draw
+    assert reshape.note == (
+        "B's table lists 87% of its time and stops at 4,204 ms: at 1,970 ms in A the event "
+        "would be below that, unlisted"
+    )
+    assert rows.loc["dropout"].status == "disappeared"
+    assert rows.loc["dropout"].note.endswith("at 4,844 ms in A the event would have been listed")
+    # The other way round: reshape2 (1,970 ms in B) is below A's cut at 4,204 ms; mul
+    # (32,332 ms in B) would have been listed in A: it appeared.
+    back = profiles.diff(after, before).set_index("event")
+    assert back.loc["reshape2"].status == "below A's cut"
+    assert back.loc["mul"].status == "appeared"
+
+
+def test_a_complete_table_has_no_cut() -> None:
+    # B lists its whole run (no ratios: its rows are its total): an op missing from it
+    # disappeared, however small it was.
+    a = frame({"event": "mul", "total": 10.0}, {"event": "tiny", "total": 0.5})
+    b = frame({"event": "mul", "total": 10.0})
+    assert profiles.block_totals(b)["event"].complete
+    rows = profiles.diff(a, b).set_index("event")
+    assert rows.loc["tiny"].status == "disappeared" and rows.loc["tiny"].note == ""
 
 
 def test_a_report_in_us_compares_with_one_in_ms() -> None:
@@ -494,7 +529,8 @@ def test_page_diff_deep_link_shows_what_appeared_and_disappeared(
     assert dict(at.query_params) == {"run": before, "vs": after}
     assert (at.selectbox[0].value, at.selectbox[1].value) == (before, after)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Appeared / disappeared"] == "2 / 5"
+    assert metrics["Appeared / disappeared"] == "2 / 4"
+    assert metrics["Below a cut"] == "1"  # reshape2, below B's last row
     assert metrics["Faster / slower"] == "1 / 1"
     assert (metrics["Total A"], metrics["Total B"]) == ("94,702 ms", "70,132 ms")
     table = dataframe_with(at, "status")

@@ -24,7 +24,7 @@ from perfboard.queries.changes import (
     series_changes,
     suspects_between,
 )
-from perfboard.queries.compare import compare_choices, compare_side, series_steps
+from perfboard.queries.compare import compare_choices, compare_side, series_range, series_steps
 from perfboard.queries.labels import series_labels
 from perfboard.queries.ops import op_history, op_results
 from perfboard.queries.profiles import profile_events, profile_passes, profile_runs
@@ -88,6 +88,7 @@ __all__ = [
     "series_changes",
     "series_labels",
     "series_points",
+    "series_range",
     "series_steps",
     "source_errors",
     "source_measurements",

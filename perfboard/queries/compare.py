@@ -166,32 +166,49 @@ def compare_choices(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ).df()
 
 
+# A phase table names no batch size or sequence length: its values stand for the series
+# they measure only at that series' magnitude. A milestone's value before its step is taken
+# as the same measure when it is within this factor of the series' own value at that date
+# (the same model measured in two documents differs by a CUDA version, a few percent to
+# 15 %: 10 ms on CUDA 10 against 8.66 ms on CUDA 9 in PaddlePaddle/benchmark#165); another
+# batch size or sequence length is further off (ERNIE on a P4, batch 1: 8.66 ms at
+# seq_len 128, 36.1 ms at 512).
+SAME_MAGNITUDE = 1.25
+
+
 def series_steps(
     conn: duckdb.DuckDBPyConnection, series_id: int, start: datetime, end: datetime
 ) -> pd.DataFrame:
     """What moved one series between two times (start, end]: its change points (detected
     steps, each with the PR suspected of it: alert_suspects, the first to land) and the
-    milestones of the phases that measure the same thing (project, benchmark, metric and
-    unit) recorded in that window. A milestone whose PR a change point already names is
-    left out: the series' own step counts, not the phase table's. Oldest first.
+    milestones of the phases that measure this very series, recorded in that window.
 
-    Columns: at, via (change point, milestone), label, pr_repo, pr_number, title, delta
-    (in the series' unit), suspects (PRs suspected of a change point).
+    A milestone is this series' step only when its phase has the series' identity: the
+    same project, benchmark, metric and unit, on the series' device (the phase's platform),
+    and values of the series' magnitude (the value before the step within SAME_MAGNITUDE of
+    the series' own value at that date: a phase table names no params). A milestone whose
+    PR a change point already names, or that falls inside a change point's window, is left
+    out: the series' own step counts, not the phase table's. Oldest first.
+
+    Columns: at, via (change point, milestone), label, pr_repo, pr_number, title ("" when
+    none is known), delta (in the series' unit), suspects (PRs suspected of a change point).
     """
     columns = ["at", "via", "label", "pr_repo", "pr_number", "title", "delta", "suspects"]
+    window = {"series": series_id, "start": start, "end": end}
     changes = conn.execute(
         """
-        SELECT alert_key, after_at AS "at", after - before AS delta, after_version
+        SELECT alert_key, before_at, after_at AS "at", after - before AS delta, after_version
         FROM change_points
         WHERE series_id = $series AND after_at > $start AND after_at <= $end
         ORDER BY after_at
         """,
-        {"series": series_id, "start": start, "end": end},
+        window,
     ).df()
     rows: list[dict[str, object]] = []
     for change in changes.itertuples():
         suspects = alert_suspects(conn, change.alert_key).dropna(subset=["pr_number"])
         if suspects.empty:
+            after = change.after_version or f"{change.at:%Y-%m-%d}"
             rows.append(
                 {
                     "at": change.at,
@@ -199,7 +216,7 @@ def series_steps(
                     "label": f"step at {change.at:%Y-%m-%d}",
                     "pr_repo": None,
                     "pr_number": None,
-                    "title": f"no PR known to have landed before {change.after_version or '?'}",
+                    "title": f"no PR known to have landed before {after}",
                     "delta": change.delta,
                     "suspects": 0,
                 }
@@ -214,7 +231,7 @@ def series_steps(
                 + (f" +{len(suspects) - 1}" if len(suspects) > 1 else ""),
                 "pr_repo": first.repo,
                 "pr_number": int(first.pr_number),
-                "title": first.title,
+                "title": first.title if isinstance(first.title, str) else "",
                 "delta": change.delta,
                 "suspects": len(suspects),
             }
@@ -229,19 +246,46 @@ def series_steps(
             JOIN phases p USING (phase_id)
             JOIN series s ON s.project = p.project AND s.benchmark = p.benchmark
                          AND s.metric = p.metric AND s.unit = p.unit
+                         AND lower(trim(coalesce(p.platform, '')))
+                             = lower(trim(coalesce(s.device, '')))
             WHERE s.series_id = $series
+        ),
+        in_window AS (
+            SELECT * FROM steps
+            WHERE value IS NOT NULL AND before IS NOT NULL
+              AND date > $start::DATE AND date <= $end::DATE
+        ),
+        -- The series' own value at each milestone's date: its last ok value by the end of
+        -- that day, else its first one after.
+        level AS (
+            SELECT st.phase_id, st.ordinal,
+                   coalesce(
+                       (SELECT arg_max(m.value, m.measured_at) FROM measurements m
+                        WHERE m.series_id = $series AND m.status = 'ok'
+                          AND m.measured_at < st.date + INTERVAL 1 DAY),
+                       (SELECT arg_min(m.value, m.measured_at) FROM measurements m
+                        WHERE m.series_id = $series AND m.status = 'ok'
+                          AND m.measured_at >= st.date + INTERVAL 1 DAY)) AS level
+            FROM in_window st
         )
         SELECT st.date::TIMESTAMP AS "at", st.label, st.phase, coalesce(st.pr_repo, k.repo) AS repo,
-               st.pr_number, coalesce(k.title, st.description) AS title,
+               st.pr_number, coalesce(k.title, st.description, '') AS title,
                st.value - st.before AS delta
-        FROM steps st
+        FROM in_window st
+        JOIN level l USING (phase_id, ordinal)
         LEFT JOIN pull_requests k
           ON k.number = st.pr_number AND (st.pr_repo IS NULL OR k.repo = st.pr_repo)
-        WHERE st.value IS NOT NULL AND st.before IS NOT NULL
-          AND st.date > $start::DATE AND st.date <= $end::DATE
+        WHERE l.level > 0 AND st.before > 0
+          AND greatest(st.before / l.level, l.level / st.before) <= $magnitude
+          -- inside a change point's window: the series' own step already holds it
+          AND NOT EXISTS (
+              SELECT 1 FROM change_points cp
+              WHERE cp.series_id = $series
+                AND st.date > cp.before_at::DATE AND st.date <= cp.after_at::DATE
+          )
         ORDER BY st.date, st.ordinal
         """,
-        {"series": series_id, "start": start, "end": end},
+        {**window, "magnitude": SAME_MAGNITUDE},
     ).df()
     named = {r["pr_number"] for r in rows if r["pr_number"] is not None}
     for step in milestones.itertuples():
@@ -263,3 +307,16 @@ def series_steps(
     if not rows:
         return pd.DataFrame(columns=columns)
     return pd.DataFrame(rows)[columns].sort_values("at", kind="stable").reset_index(drop=True)
+
+
+def series_range(
+    conn: duckdb.DuckDBPyConnection, series_id: int, start: datetime, end: datetime
+) -> tuple[float, float] | None:
+    """The lowest and highest ok value of one series measured in [start, end]: the range
+    an attribution's steps may walk it through. None when nothing was measured."""
+    low, high = conn.execute(
+        "SELECT min(value), max(value) FROM measurements WHERE series_id = $series"
+        " AND status = 'ok' AND measured_at >= $start AND measured_at <= $end",
+        {"series": series_id, "start": start, "end": end},
+    ).fetchone()
+    return None if low is None else (float(low), float(high))

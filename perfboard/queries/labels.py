@@ -16,6 +16,10 @@ from typing import Any
 
 import duckdb
 
+# How a missing value reads on screen: in a table (st.dataframe's placeholder, which
+# would otherwise draw "None"), a metric, a tooltip. Never "None", "nan" or "NaT".
+MISSING = "—"
+
 # Keys a label does not list as key=value: precision and the statistic (p50, p99, mean of
 # today's tools) have their own places in it, and an op benchmark's "parameters" is its
 # whole printed argument list, too long for a name (its config_id says which config it is).
@@ -48,6 +52,14 @@ SERIES_LABEL = f"""concat_ws(' · ', nullif(s.benchmark, ''), nullif(s.metric, '
         nullif(json_extract_string(({_PARAMS_MAP})['precision'], '$'), ''),
         nullif(json_extract_string(({_PARAMS_MAP})['stat'], '$'), ''),
         {_PARAMS_TEXT})"""
+
+
+# A sort key over the series table as `s`: its params in their order, each as (key, its
+# number when it is one, its text), so that batch_size=2 comes before batch_size=10 (as
+# text, "10" sorts first). Series without params sort first.
+PARAMS_ORDER = f"""list_transform(coalesce(map_entries({_PARAMS_MAP}), []),
+        lambda e: {{'k': e.key, 'n': TRY_CAST(json_extract_string(e.value, '$') AS DOUBLE),
+                    't': json_extract_string(e.value, '$')}})"""
 
 
 def series_labels(conn: duckdb.DuckDBPyConnection, ids: Iterable[int]) -> dict[int, str]:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import streamlit as st
 
 from perfboard import queries
-from perfboard.ui import StoreMissing, query, require_sign_in
+from perfboard.ui import StoreMissing, open_links_in_new_tabs, query, require_sign_in
 
 # An emoji icon is drawn in the browser; a :material/...: one is fetched from
 # fonts.gstatic.com on every page load, which tells Google who opens the dashboard.
-st.set_page_config(page_title="perfboard", page_icon="⏱️", layout="wide")
+# The sidebar: "auto" hides it under Streamlit's 768 px breakpoint (a phone, a split
+# screen), where it would cover the page; above it, it starts 240 px wide rather than
+# ~300, so that an 800 px window leaves the page room for its metrics and filters.
+st.set_page_config(page_title="perfboard", page_icon="⏱️", layout="wide", initial_sidebar_state=240)
 # Before the navigation and the sidebar: a visitor who may not see the dashboard sees
 # neither its pages' names nor its data's freshness (off unless PERFBOARD_AUTH=1).
 require_sign_in()
@@ -71,5 +74,6 @@ with st.sidebar:
         )
     except StoreMissing:
         st.caption("No database yet")
+open_links_in_new_tabs()  # a chart's PR link opens GitHub beside the dashboard
 
 navigation.run()

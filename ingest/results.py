@@ -426,7 +426,8 @@ def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) 
         load = stage(conn, path)
         problems = load.problems + _with_raw_lines(path, check(conn, load) + future(conn, load))
         problems.sort(key=lambda p: p.line)
-        with db.transaction(conn):
+        with db.transaction(conn) as changes:
+            changes.add_source(conn, info.meta.uri)  # what it held, and (below) what it holds
             _register_series(conn, info.meta.project)
             n_good = conn.execute(
                 "SELECT count(*) FROM _staging WHERE _problem IS NULL"
@@ -461,6 +462,7 @@ def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) 
                     [len(problems), source_id],
                 )
             write_problems(conn, info.meta.uri, source_id, problems)
+            changes.add_source(conn, info.meta.uri)
     finally:
         # Temp tables only; a store that failed (a full disk) must not hide why behind
         # an error of this clean-up. stage() drops them again before it loads.

@@ -172,7 +172,8 @@ def clear_source(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str, stat
     rows go in one transaction, its source stays with that status. Its hash is forgotten,
     so that the same text coming back is read again rather than taken as unchanged.
     Returns how many measurements it held."""
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.add_source(conn, uri)  # what it held: the dashboard re-reads what showed it
         (previous,) = conn.execute(
             "SELECT n_measurements FROM sources WHERE source_id = ?", [source_id]
         ).fetchone()
@@ -217,13 +218,15 @@ def save_found(
     future = future_warning(rows)
     if future is not None:
         problems = [*problems, future]
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.add_source(conn, info.meta.uri)  # what it held, and (below) what it holds
         source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems), status)
         write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found, rows)
         write_claims(conn, source_id, found)
         write_problems(conn, info.meta.uri, source_id, problems)
+        changes.add_source(conn, info.meta.uri)
     return SaveResult(
         info.meta.uri,
         "added" if previous is None else "replaced",
@@ -270,7 +273,8 @@ def record_failure(conn: duckdb.DuckDBPyConnection, uri: str, problem: Problem) 
     reported, with why it was not recorded: it never raises for a store error.
     """
     try:
-        with db.transaction(conn):
+        with db.transaction(conn) as changes:
+            changes.touch("ingest_errors")  # its rows stay as they were
             conn.execute(
                 "DELETE FROM ingest_errors WHERE source_uri = ? AND source_id IS NULL", [uri]
             )

@@ -8,12 +8,12 @@ import streamlit as st
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
-from perfboard.ui import page_data, query, to_url, url_state
+from perfboard.ui import page_data, query, to_url, url_state, view_title
 
 X_AXES = {"order": "milestone order", "date": "record date"}
 PAGE = "phases"  # the scope of this page's pickers in the session
 
-st.title("Phases")
+view_title("Phases")
 phases = page_data(
     queries.phases,
     empty="No phase tables yet. A markdown table with 版本 / P4时间 (ms) / PR columns under a "
@@ -26,7 +26,10 @@ names = {
     for row in phases.itertuples()
 }
 phase_id = st.selectbox(
-    "Phase", ids, key=url_state(PAGE, "phase", ids, ids[0]), format_func=names.__getitem__
+    "Phase",
+    ids,
+    key=url_state(PAGE, "phase", ids, ids[0], name_of=names.__getitem__),  # ?phase=99: said
+    format_func=names.__getitem__,
 )
 x_by = st.radio(
     "x axis",
@@ -36,8 +39,8 @@ x_by = st.radio(
     horizontal=True,
 )
 # The view is its URL: paste it in a PR comment and it opens here.
-to_url(PAGE, "phase", phase_id)
-to_url(PAGE, "x", x_by)
+to_url(PAGE, "phase", phase_id, default=ids[0])
+to_url(PAGE, "x", x_by, default="order")
 
 phase = phases[phases.phase_id == phase_id].iloc[0]
 table = query(queries.milestones, phase_id)
@@ -101,8 +104,11 @@ if len(siblings) > 1 and phase.project:
 
 st.subheader("Milestones")
 table["flag"] = table.disagrees.map({True: "reported ≠ computed", False: ""})
+# What a milestone does not have reads as a dash, not "None".
+# (A link cell holds a perfboard-built https link or nothing: never "".)
+shown = table.fillna({"pr_title": "—", "description": "—", "reported_speedup_raw": "—"})
 st.dataframe(
-    table[
+    shown[
         [
             "label",
             "value",

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
+import pandas as pd
 import streamlit as st
 
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.queries.labels import series_label
-from perfboard.ui import page_data, query, to_url, url_list, url_state, url_value
+from perfboard.ui import (
+    page_data,
+    query,
+    to_url,
+    url_list,
+    url_reset,
+    url_state,
+    url_value,
+    view_title,
+)
 
 MAX_SERIES = len(charts.OKABE_ITO)  # more lines than colours is not readable
 CHART_POINTS = 4000
@@ -37,32 +49,82 @@ def sort_key(value: str) -> tuple[int, float, str]:
         return (1, 0.0, value)
 
 
-st.title("Trends")
+def date_range(text: str) -> tuple[dt.date, dt.date] | None:
+    """The URL's `dates` (2020-01-06..2020-02-10) as the date picker's range."""
+    start, _, end = text.partition("..")
+    first, last = dt.date.fromisoformat(start), dt.date.fromisoformat(end)
+    return (first, last) if first <= last else None
+
+
+def noise_of(series: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
+    """Each drawn series' usual level and noise (series_noise, from detection) over the
+    time its drawn points span: the chart's noise bands."""
+    spans = ok.groupby("series_id").measured_at.agg(first="min", last="max").reset_index()
+    noise = series[["series_id", "series", "noise_level", "cv"]].rename(
+        columns={"noise_level": "level"}
+    )
+    return noise.merge(spans, on="series_id").dropna(subset=["level", "cv"])
+
+
+def milestone_prs(series: pd.DataFrame) -> pd.DataFrame:
+    """The PRs of the phase milestones of these series' projects, as the chart marks
+    them on a time axis: the step a phase table says each PR made."""
+    found = []
+    for project in sorted(series.project.dropna().unique()):
+        rows = query(queries.project_milestones, str(project))
+        found.append(rows[rows.pr_number.notna()])
+    if not found:
+        return pd.DataFrame()
+    rows = pd.concat(found, ignore_index=True)
+    rows = rows.assign(
+        measured_at=pd.to_datetime(rows.date),
+        pr=rows.pr_number.map(lambda n: f"#{int(n)}"),
+        title=None,
+        what=[
+            f"{phase}: milestone {label}"
+            for phase, label in zip(rows.phase, rows.label, strict=True)
+        ],
+        pr_link=pr_links(rows.pr_url, rows.pr_repo, rows.pr_number),
+    )
+    return rows.drop_duplicates(subset=["pr", "measured_at"])
+
+
+view_title("Trends")
 catalog = page_data(
     queries.series_catalog,
     empty="No series yet: ingest benchmark documents with `python -m ingest auto PATH`.",
 )
 
 metrics = sorted(catalog.metric.unique())
-metric = st.selectbox(
-    "Metric",
-    metrics,
-    key=url_state(PAGE, "metric", metrics, "latency" if "latency" in metrics else metrics[0]),
-)
-to_url(PAGE, "metric", metric)
+default_metric = "latency" if "latency" in metrics else metrics[0]
+metric = st.selectbox("Metric", metrics, key=url_state(PAGE, "metric", metrics, default_metric))
+to_url(PAGE, "metric", metric, default=default_metric)
+if st.session_state.get(f"{PAGE}:metric:drawn", metric) != metric:
+    url_reset(PAGE, "benchmark", "lines")  # another metric: its own model and lines
+st.session_state[f"{PAGE}:metric:drawn"] = metric
 chosen = catalog[catalog.metric == metric]
-cols = st.columns(4)
-shown_filters = 0
+# One model by default, the most measured one: BERT and ERNIE on one axis answer nothing.
+by_model = (  # ties: the first by name (groupby sorts them so)
+    chosen.groupby("benchmark")["ok_points"].sum().sort_values(ascending=False, kind="stable")
+)
+default_model = [str(by_model.index[0])] if len(by_model) > 1 else []
+# Filters side by side, as many to a row as the window holds: in four fixed columns an
+# 800 px window cut a picked model to "e. ×".
+filters = st.container(horizontal=True, wrap=True)
 for column, label in FILTERS.items():
     options = sorted((v for v in chosen[column].dropna().astype(str).unique() if v), key=sort_key)
     if len(options) < 2:
         to_url(PAGE, column, None)  # nothing to choose between
         continue
-    values = cols[shown_filters % 4].multiselect(
-        label, options, key=url_list(PAGE, column, options)
+    default = default_model if column == "benchmark" else ()
+    values = filters.multiselect(
+        label,
+        options,
+        key=url_list(PAGE, column, options, default),
+        placeholder="every one",
+        width=240,
     )
-    to_url(PAGE, column, values)
-    shown_filters += 1
+    to_url(PAGE, column, values, default=list(default))
     if values:
         chosen = chosen[chosen[column].astype(str).isin(values)]
 x_choices = ["time", "version"] + [p for p in X_PARAMS if chosen[p].nunique() > 1]
@@ -74,7 +136,7 @@ x_by = st.radio(
     format_func=lambda c: c.replace("_", " "),
 )
 log_scale = st.toggle("Log scale", key=url_value(PAGE, "log", {"1": True, "0": False}.get, False))
-to_url(PAGE, "x", x_by)
+to_url(PAGE, "x", x_by, default="time")
 to_url(PAGE, "log", "1" if log_scale else None)
 
 if chosen.empty:
@@ -88,17 +150,56 @@ chosen["series"] = [
     series_label(r.benchmark, r.metric, r.framework, r.device, r.params, leave_out)
     for r in chosen.itertuples()
 ]
-lines = sorted(chosen.series.unique(), key=list(chosen.series).index)
-if len(lines) > MAX_SERIES:
-    st.caption(
-        f"{len(lines)} lines match; the first {MAX_SERIES} are drawn. Narrow the filters "
-        "to compare others."
-    )
-shown = chosen[chosen.series.isin(lines[:MAX_SERIES])]
+# A line is named by its first series' id in the URL: its label is long, its ids many.
+line_ids = chosen.groupby("series", sort=False).agg(
+    line=("series_id", "min"), ok_points=("ok_points", "sum")
+)
+label_of = {int(row.line): name for name, row in line_ids.iterrows()}
+ids = list(label_of)
+# The longest histories first: a series measured once is a dot, not a trend.
+ranked = line_ids.sort_values("ok_points", ascending=False, kind="stable")
+longest = ranked[ranked.ok_points >= 2] if (ranked.ok_points >= 2).any() else ranked
+default_lines = [int(i) for i in longest.line[:MAX_SERIES]]
+picked = st.multiselect(
+    "Lines drawn",
+    ids,
+    key=url_list(PAGE, "lines", ids, default_lines),
+    format_func=label_of.__getitem__,
+    max_selections=MAX_SERIES,
+    placeholder="the longest histories",
+    help=f"At most {MAX_SERIES} of the lines these filters match. In the chart, click a "
+    "legend entry to show that line alone (shift-click for more), scroll to zoom in on "
+    "time, drag to pan, double-click to reset.",
+)
+to_url(PAGE, "lines", picked if picked != default_lines else None)
+drawn = set(picked or default_lines)
+shown = chosen[chosen.series.map(lambda name: int(line_ids.line[name]) in drawn)]
 # A few thousand points in all, however long the histories (aggregated in DuckDB).
 per_series = max(100, CHART_POINTS // len(shown))
 points = query(queries.series_points, tuple(int(i) for i in shown.series_id), per_series)
 points = points.merge(shown[["series_id", "series", *X_PARAMS]], on="series_id")
+if x_by == "time" and not points.empty:
+    # The dates drawn: the picker narrows the time axis (the wheel zooms within it).
+    first, last = points.measured_at.min().date(), points.measured_at.max().date()
+    picked_dates = st.date_input(
+        "Dates",
+        key=url_value(
+            PAGE,
+            "dates",
+            date_range,
+            (first, last),
+            lambda v: isinstance(v, tuple) and all(first <= d <= last for d in v),
+        ),
+        min_value=first,
+        max_value=last,
+        format="YYYY-MM-DD",
+    )
+    # While a range is being picked the widget holds its first day only.
+    start, end = (*picked_dates, last)[:2] if picked_dates else (first, last)
+    everything = (start, end) == (first, last)
+    to_url(PAGE, "dates", None if everything else f"{start}..{end}")
+    within = points.measured_at.dt.date.between(start, end)
+    points = points[within]
 points["pr_link"] = pr_links([None] * len(points), points.pr_repo, points.pr_number)
 ok = points[points.status == "ok"]
 units = sorted(u for u in shown.unit.unique() if u is not None)
@@ -120,8 +221,26 @@ else:
     # ingest's own run): on the time axis, beside the lines.
     changes = query(queries.series_changes, tuple(int(i) for i in shown.series_id))
     changes = changes.merge(shown[["series_id", "series"]], on="series_id")
-    chart = charts.trend_lines(ok, metric, unit, log_scale, x_by, releases=tags, changes=changes)
+    chart = charts.trend_lines(
+        ok,
+        metric,
+        unit,
+        log_scale,
+        x_by,
+        releases=tags,
+        changes=changes,
+        noise=noise_of(shown, ok),
+        statuses=not_ok,
+        prs=milestone_prs(shown),
+        interactive=True,
+    )
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
+    notes = ["Click a legend entry to show that line alone; scroll to zoom, drag to pan."]
+    if x_by == "time":
+        notes.append("Pale bands: each line's usual level ± twice its noise (robust cv).")
+    if not not_ok.empty:
+        notes.append("Crosses along the bottom: runs that ran out of memory (no value).")
+    st.caption(" ".join(notes))
     if x_by == "time" and not changes.empty:
         drifts = int((changes["shape"] == "drift").sum())
         steps = len(changes) - drifts

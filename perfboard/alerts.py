@@ -106,7 +106,13 @@ def detect_store(
     # One transaction from the read to the write: on a lake, the writers' lock is held
     # throughout, so no other ingest's measurements land between what is read and what
     # is stored about them (a file store has one writer anyway).
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.touch(
+            "change_points",
+            "series_noise",
+            projects=None if project is None else [project],
+            series_ids=ids,
+        )
         return _detect(conn, ids, project, confidence, rules)
 
 
@@ -293,7 +299,8 @@ def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str
     if not who.strip():
         raise ValueError("say who sets the triage")
     now = datetime.now(UTC).replace(tzinfo=None)
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.touch("alert_triage", "alert_triage_log")
         # DELETE then INSERT, not an upsert: a DuckLake store has no keys to upsert on.
         conn.execute("DELETE FROM alert_triage WHERE alert_key = ?", [key])
         conn.execute(

@@ -3,10 +3,15 @@
 Rules every chart keeps: axes carry their units; colours come from the Okabe-Ito
 palette (distinguishable with every common colour-vision deficiency); Chinese labels
 name a CJK font first; every point that has a PR carries an href to it (clicking opens
-the PR), built by perfboard.links, never taken from the data.
+the PR, in a new tab: perfboard.ui.open_links_in_new_tabs), built by perfboard.links, never
+taken from the data; time axes carry the year; a tooltip lists only the fields a point has
+a value for (tooltip()).
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
@@ -27,6 +32,46 @@ OKABE_ITO = (
 PR_HREF = alt.condition("isValid(datum.pr_link)", "pr_link:N", alt.value(None))
 MEASURED, BASELINE, TARGET, GAIN, LOSS = "#0072B2", "#7F7F7F", "#009E73", "#009E73", "#D55E00"
 FONT = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, sans-serif"
+PR_MARK, OOM_MARK = "#56B4E9", "#D55E00"
+
+# Every time axis names the year: a day as 2020-02-04, with its hour only when a tick has
+# one (zoomed in). Vega's own multi-format labels read "Feb 04", a day of no year.
+TIME_LABELS = (
+    "timeFormat(datum.value, hours(datum.value) || minutes(datum.value)"
+    " ? '%Y-%m-%d %H:%M' : '%Y-%m-%d')"
+)
+# A field no frame has: reading it gives undefined, which a tooltip leaves out (Vega's
+# expressions have no `undefined` of their own).
+_ABSENT = "datum['no such field: left out']"
+
+
+def time_axis(title: str | None = None) -> alt.Axis:
+    """The axis of a time scale: labels with the year, spaced so that they do not overlap."""
+    return alt.Axis(title=title, labelExpr=TIME_LABELS, labelOverlap=True, labelAngle=0)
+
+
+def tooltip(entries: Sequence[tuple[str, str] | tuple[str, str, str]]) -> dict[str, str]:
+    """A mark's tooltip (pass it as the mark's `tooltip=`) that lists only the fields a
+    point has a value for: no "PR title null", no "undefined", no empty row.
+
+    Each entry is (field with its type, title) or (field, title, format), the type as
+    Altair writes it ("value:Q", "date:T", "pr:N"); a format is d3's (".4g",
+    "%Y-%m-%d"). Vega-Lite's own tooltip channel writes a missing value as "null".
+    """
+    parts = []
+    for entry in entries:
+        field, kind = entry[0].rsplit(":", 1)
+        value = f"datum[{json.dumps(field)}]"
+        fmt = json.dumps(entry[2]) if len(entry) > 2 else None
+        if kind == "Q" and fmt:
+            shown = f"format({value}, {fmt})"
+        elif kind == "T":
+            shown = f"timeFormat({value}, {fmt or json.dumps('%Y-%m-%d %H:%M')})"
+        else:
+            shown = value
+        present = f"isValid({value}) && {value} !== ''"
+        parts.append(f"{json.dumps(entry[1])}: {present} ? {shown} : {_ABSENT}")
+    return {"expr": "{" + ", ".join(parts) + "}"}
 
 
 def themed(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
@@ -66,31 +111,47 @@ def phase_steps(
             axis=alt.Axis(labelAngle=0),
         )
     y = alt.Y("value:Q", title=f"latency ({unit})", scale=alt.Scale(zero=False, padding=12))
-    tooltip = [
-        alt.Tooltip("step:N", title="milestone"),
-        alt.Tooltip("value:Q", title=f"value ({unit})", format=".4g"),
-        alt.Tooltip("date:T", title="date", format="%Y-%m-%d"),
-        alt.Tooltip("pr:N", title="PR"),
-        alt.Tooltip("pr_title:N", title="PR title"),
-        alt.Tooltip("release:N", title="first release with it"),
-        alt.Tooltip("speedup:Q", title="speedup vs baseline", format=".3f"),
-        alt.Tooltip("description:N", title="description"),
-    ]
+    tips = tooltip(
+        [
+            ("step:N", "milestone"),
+            ("value:Q", f"value ({unit})", ".4g"),
+            ("date:T", "date", "%Y-%m-%d"),
+            ("pr:N", "PR"),
+            ("pr_title:N", "PR title"),
+            ("release:N", "first release with it"),
+            ("speedup:Q", "speedup vs baseline", ".3f"),
+            ("description:N", "description"),
+        ]
+    )
     base = alt.Chart(data).encode(x=x, y=y)
     line = base.mark_line(interpolate="step-after", color=MEASURED, strokeWidth=2.5)
-    points = base.mark_point(filled=True, size=90, color=MEASURED, cursor="pointer").encode(
-        href=PR_HREF, tooltip=tooltip
-    )
-    # PR labels right of their points (a step's riser is left of its point), alternating
-    # above and below so the labels of neighbouring milestones do not run into each other.
-    data["label_dy"] = [-10 if i % 2 == 0 else 14 for i in range(len(data))]
-    labels = (
-        alt.Chart(data)
-        .transform_filter(alt.datum.pr != "")
-        .mark_text(align="left", dx=8, fontSize=12, color="#333333", cursor="pointer")
-        .encode(x=x, y=y, text="pr:N", href=PR_HREF, yOffset="label_dy:Q")
-    )
-    layers: list[alt.Chart] = [line, points, labels]
+    points = base.mark_point(
+        filled=True, size=90, color=MEASURED, cursor="pointer", tooltip=tips
+    ).encode(href=PR_HREF)
+    # PR labels right of their points, on the side of the level away from the step's riser
+    # (below a step down, above a step up): clear of the riser and of the level's own line.
+    # Two layers with a fixed dy each: a yOffset channel is for a band scale, and
+    # Vega-Lite drops it on a continuous y (with a warning in the console).
+    above = ~(data["value"] < data["value"].shift(1))  # the first: above
+    # Split here, not by a filter transform: an empty layer's y extent warns in the console.
+    sides = [(data[above & (data.pr != "")], True), (data[~above & (data.pr != "")], False)]
+    labels = [
+        alt.Chart(side)
+        .mark_text(
+            align="left",
+            baseline="bottom" if above else "top",
+            dx=8,
+            dy=-6 if above else 6,
+            fontSize=12,
+            color="#333333",
+            cursor="pointer",
+            tooltip=tips,
+        )
+        .encode(x=x, y=y, text="pr:N", href=PR_HREF)
+        for side, above in sides
+        if not side.empty
+    ]
+    layers: list[alt.Chart] = [line, points, *labels]
     for level, name, color in ((baseline, "baseline", BASELINE), (target, "target", TARGET)):
         if level is None or pd.isna(level):
             continue
@@ -119,7 +180,19 @@ def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
     data["pr"] = data["pr_number"].map(lambda n: f"#{int(n)}" if pd.notna(n) else "")
     return (
         alt.Chart(data)
-        .mark_bar(size=28, cursor="pointer")
+        .mark_bar(
+            size=28,
+            cursor="pointer",
+            tooltip=tooltip(
+                [
+                    ("step:N", "milestone"),
+                    ("pr:N", "PR"),
+                    ("start:Q", f"before ({unit})", ".4g"),
+                    ("value:Q", f"after ({unit})", ".4g"),
+                    ("change:Q", f"change ({unit})", "+.3g"),
+                ]
+            ),
+        )
         .encode(
             x=alt.X(
                 "step:N",
@@ -135,13 +208,6 @@ def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
                 scale=alt.Scale(domain=["faster", "slower"], range=[GAIN, LOSS]),
             ),
             href=PR_HREF,
-            tooltip=[
-                alt.Tooltip("step:N", title="milestone"),
-                alt.Tooltip("pr:N", title="PR"),
-                alt.Tooltip("start:Q", title=f"before ({unit})", format=".4g"),
-                alt.Tooltip("value:Q", title=f"after ({unit})", format=".4g"),
-                alt.Tooltip("change:Q", title=f"change ({unit})", format="+.3g"),
-            ],
         )
         .properties(height=220)
     )
@@ -155,9 +221,16 @@ def trend_lines(
     x_by: str = "time",
     releases: pd.DataFrame | None = None,
     changes: pd.DataFrame | None = None,
+    noise: pd.DataFrame | None = None,
+    statuses: pd.DataFrame | None = None,
+    prs: pd.DataFrame | None = None,
+    interactive: bool = False,
 ) -> alt.LayerChart:
     """Series over time, over their versions in order, or along a parameter (x_by names
-    a column of `points`, e.g. batch_size), one colour per series.
+    a column of `points`, e.g. batch_size), one colour per series. `interactive` (a page,
+    not the report's static SVG): a click on a legend entry shows that series alone
+    (shift-click adds one); the x axis zooms with the wheel and pans by dragging (a double
+    click resets it).
 
     `points` columns: series (its label), measured_at, version, value, samples, points
     (how many measurements a point stands for), source, line, pr_number, pr_title, pr_link
@@ -165,7 +238,12 @@ def trend_lines(
     contains the version's commit). `releases` (tag, released_at): release tags drawn
     as dashed rules on a time axis, those within the time the points span. `changes`
     (series, shape, kind, change_pct, before_at, after_at): the detected changes of
-    these series on a time axis (change_marks).
+    these series on a time axis (change_marks). `noise` (series, level, cv, first, last):
+    each series' usual level and its noise on a time axis, a band of level ± 2 cv (detection's
+    robust spread, series_noise). `statuses` (series, status, measured_at, the x_by column,
+    batch_size, seq_len, source, line): points that hold a status and no value (OOM), drawn
+    as crosses along the bottom edge, never as a value. `prs` (measured_at, pr, title,
+    pr_link, what): PRs to mark on a time axis (a phase's milestones), a rule each.
     """
     data = points.dropna(subset=["value"]).copy()
     data["version_short"] = data["version"].fillna("").map(lambda v: v[:10])
@@ -180,40 +258,172 @@ def trend_lines(
             "order:Q", title="version (in order of measurement)", axis=alt.Axis(tickMinStep=1)
         )
     else:
-        x = alt.X("measured_at:T", title="measured (UTC)")
+        x = alt.X("measured_at:T", axis=time_axis("measured (UTC)"))
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
-    y = alt.Y("value:Q", title=f"{metric} ({unit})" if unit else metric, scale=scale)
+    y_title = f"{metric} ({unit})" if unit else metric
+    y = alt.Y("value:Q", title=y_title, scale=scale)
     color = alt.Color(
         "series:N",
         title="series",
         scale=alt.Scale(range=list(OKABE_ITO)),
-        legend=alt.Legend(orient="bottom", columns=1, labelLimit=900),
+        # Full-strength symbols: the lines' opacity (which one is picked) is not a legend.
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=900, symbolOpacity=1),
     )
-    tooltip = [
-        alt.Tooltip("series:N", title="series"),
-        alt.Tooltip("value:Q", title=f"{metric} ({unit})", format=".4g"),
-        alt.Tooltip("version_short:N", title="version"),
-        alt.Tooltip("measured_at:T", title="measured", format="%Y-%m-%d %H:%M"),
-        alt.Tooltip("pr:N", title="PR"),
-        alt.Tooltip("pr_title:N", title="PR title"),
-        alt.Tooltip("release:N", title="first release with it"),
-        alt.Tooltip("samples:Q", title="samples"),
-        alt.Tooltip("points:Q", title="measurements"),
-        alt.Tooltip("source:N", title="source"),
-        alt.Tooltip("line:Q", title="line"),
-    ]
+    tips = tooltip(
+        [
+            ("series:N", "series"),
+            ("value:Q", f"{metric} ({unit})", ".4g"),
+            ("version_short:N", "version"),
+            ("measured_at:T", "measured", "%Y-%m-%d %H:%M"),
+            ("pr:N", "PR"),
+            ("pr_title:N", "PR title"),
+            ("release:N", "first release with it"),
+            ("samples:Q", "samples"),
+            ("points:Q", "measurements"),
+            ("source:N", "source"),
+            ("line:Q", "line"),
+        ]
+    )
     base = alt.Chart(data).encode(x=x, y=y, color=color)
-    lines = base.mark_line(strokeWidth=2)
     # A point of a PR's merge commit opens the PR when clicked.
-    marks = base.mark_point(filled=True, size=50, cursor="pointer").encode(
-        tooltip=tooltip, href=PR_HREF
+    marks = base.mark_point(filled=True, size=50, cursor="pointer", tooltip=tips).encode(
+        href=PR_HREF
     )
+    if interactive:
+        # (A scale bound to a selection clips the marks: SVG clip ids the report's static
+        # drawing would number by how many charts the process drew before it.)
+        picked = alt.selection_point(fields=["series"], bind="legend", name="picked")
+        zoom = alt.selection_interval(encodings=["x"], bind="scales", name="zoom")
+        shown = alt.condition(picked, alt.value(1.0), alt.value(0.12))
+        base = base.encode(opacity=shown)
+        marks = marks.encode(opacity=shown).add_params(picked, zoom)
+    lines = base.mark_line(strokeWidth=2)
     layers = [lines, marks]
-    if x_by == "time" and releases is not None and not releases.empty:
+    on_time = x_by == "time"
+    if on_time and noise is not None and not noise.empty:
+        layers = [noise_bands(noise, y_title, scale, color), *layers]
+    if on_time and releases is not None and not releases.empty:
         layers += release_rules(releases, data["measured_at"].min(), data["measured_at"].max())
-    if x_by == "time" and changes is not None and not changes.empty:
-        layers = change_marks(changes) + layers  # bands under the lines
-    return alt.layer(*layers).properties(height=360)
+    if on_time and prs is not None and not prs.empty:
+        layers += pr_rules(prs, data["measured_at"].min(), data["measured_at"].max())
+    if on_time and changes is not None and not changes.empty:
+        # Those within the time drawn (a date range may cut it): no mark widens the axis.
+        start, end = data["measured_at"].min(), data["measured_at"].max()
+        within = changes[(changes.after_at >= start) & (changes.before_at <= end)]
+        if not within.empty:
+            layers = change_marks(within) + layers  # bands under the lines
+    if statuses is not None and not statuses.empty:
+        layers.append(status_marks(statuses, x_by, color))
+    # The legend is drawn inside the chart's height: each series' line of it gets room.
+    height = 340 + 18 * int(pd.concat([data["series"], _series_of(statuses)]).nunique())
+    return alt.layer(*layers).properties(height=height)
+
+
+def _series_of(frame: pd.DataFrame | None) -> pd.Series:
+    return frame["series"] if frame is not None and not frame.empty else pd.Series([], dtype=str)
+
+
+def noise_bands(noise: pd.DataFrame, y_title: str, scale: alt.Scale, color: alt.Color) -> alt.Chart:
+    """Each series' usual level ± twice its noise (series_noise: level and cv, the robust
+    coefficient of variation detection measured) as a pale band in its colour over the
+    time it spans: a point outside it is worth a look, one inside it is noise."""
+    data = noise.dropna(subset=["level", "cv"]).copy()
+    # Two robust standard deviations each side: about 95 % of a quiet series' runs.
+    data["low"] = data["level"] * (1 - 2 * data["cv"])
+    data["high"] = data["level"] * (1 + 2 * data["cv"])
+    data["noise"] = data["cv"].map(lambda cv: f"± {2 * cv:.1%} (2 × cv {cv:.1%})")
+    return (
+        alt.Chart(data)
+        .mark_rect(
+            opacity=0.12,
+            tooltip=tooltip(
+                [
+                    ("series:N", "series"),
+                    ("level:Q", "usual level", ".4g"),
+                    ("noise:N", "noise (robust cv)"),
+                ]
+            ),
+        )
+        .encode(
+            x=alt.X("first:T", axis=time_axis("measured (UTC)")),
+            x2="last:T",
+            y=alt.Y("low:Q", title=y_title, scale=scale),
+            y2="high:Q",
+            color=color,
+        )
+    )
+
+
+def status_marks(statuses: pd.DataFrame, x_by: str, color: alt.Color) -> alt.Chart:
+    """Points that hold only a status (oom: out of memory) as crosses along the bottom
+    edge at their x, in their series' colour, with the batch size and seq len they ran
+    out at in the tooltip: a run that failed is not a run that took 0 ms."""
+    data = statuses.copy()
+    data["what"] = data["status"].map(
+        lambda s: "OOM (out of memory)" if s == "oom" else str(s).upper()
+    )
+    if x_by == "time":
+        x = alt.X("measured_at:T")
+    elif x_by == "version":
+        data["order"] = data.groupby("series").cumcount()
+        x = alt.X("order:Q")
+    else:
+        data["at"] = pd.to_numeric(data[x_by], errors="coerce")
+        data = data.dropna(subset=["at"])
+        x = alt.X("at:Q")
+    return (
+        alt.Chart(data)
+        .mark_point(
+            shape="cross",
+            angle=45,
+            size=120,
+            filled=True,
+            strokeWidth=1,
+            tooltip=tooltip(
+                [
+                    ("series:N", "series"),
+                    ("what:N", "status"),
+                    ("batch_size:N", "batch size"),
+                    ("seq_len:N", "seq len"),
+                    ("measured_at:T", "measured", "%Y-%m-%d %H:%M"),
+                    ("source:N", "source"),
+                    ("line:Q", "line"),
+                ]
+            ),
+        )
+        .encode(x=x, y=alt.value({"expr": "height - 9"}), color=color, description="what:N")
+    )
+
+
+def pr_rules(prs: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:
+    """Dotted rules at the PRs between `start` and `end`, labelled with their number a
+    little below the release tags; a click opens the PR."""
+    within = prs[(prs.measured_at >= start) & (prs.measured_at <= end)]
+    if within.empty:
+        return []
+    tips = tooltip(
+        [
+            ("pr:N", "PR"),
+            ("title:N", "PR title"),
+            ("what:N", "what"),
+            ("measured_at:T", "on", "%Y-%m-%d"),
+        ]
+    )
+    base = alt.Chart(within).encode(x=alt.X("measured_at:T"), href=PR_HREF)
+    rules = base.mark_rule(
+        color=PR_MARK, strokeDash=[2, 3], strokeWidth=1.5, cursor="pointer", tooltip=tips
+    )
+    labels = base.mark_text(
+        align="left",
+        baseline="top",
+        dx=3,
+        dy=16,
+        fontSize=11,
+        color=MEASURED,
+        cursor="pointer",
+        tooltip=tips,
+    ).encode(text="pr:N", y=alt.value(0))
+    return [rules, labels]
 
 
 def change_marks(changes: pd.DataFrame) -> list[alt.Chart]:
@@ -286,11 +496,11 @@ def release_rules(releases: pd.DataFrame, start: object, end: object) -> list[al
     if within.empty:
         return []
     base = alt.Chart(within).encode(x=alt.X("released_at:T"))
-    rules = base.mark_rule(color=BASELINE, strokeDash=[4, 3], strokeWidth=1).encode(
-        tooltip=[
-            alt.Tooltip("tag:N", title="release"),
-            alt.Tooltip("released_at:T", title="released", format="%Y-%m-%d"),
-        ]
+    rules = base.mark_rule(
+        color=BASELINE,
+        strokeDash=[4, 3],
+        strokeWidth=1,
+        tooltip=tooltip([("tag:N", "release"), ("released_at:T", "released", "%Y-%m-%d")]),
     )
     labels = base.mark_text(
         align="left", baseline="top", dx=3, dy=2, angle=0, fontSize=11, color=BASELINE
@@ -315,15 +525,17 @@ def phases_timeline(milestones: pd.DataFrame, unit: str) -> alt.LayerChart:
     )
     base = alt.Chart(data).encode(x=x, y=y, color=color)
     lines = base.mark_line(interpolate="step-after", strokeWidth=2.5)
-    points = base.mark_point(filled=True, size=70, cursor="pointer").encode(
-        href=PR_HREF,
-        tooltip=[
-            alt.Tooltip("phase:N", title="phase"),
-            alt.Tooltip("label:N", title="milestone"),
-            alt.Tooltip("value:Q", title=f"value ({unit})", format=".4g"),
-            alt.Tooltip("date:T", title="date", format="%Y-%m-%d"),
-            alt.Tooltip("pr:N", title="PR"),
-        ],
+    tips = tooltip(
+        [
+            ("phase:N", "phase"),
+            ("label:N", "milestone"),
+            ("value:Q", f"value ({unit})", ".4g"),
+            ("date:T", "date", "%Y-%m-%d"),
+            ("pr:N", "PR"),
+        ]
+    )
+    points = base.mark_point(filled=True, size=70, cursor="pointer", tooltip=tips).encode(
+        href=PR_HREF
     )
     return alt.layer(lines, points).properties(height=320)
 
@@ -343,7 +555,9 @@ def ratio_lines(
     data = data[data.ratio > 0]
     data["version_short"] = data["version"].fillna("").astype(str).map(lambda v: v[:10])
     # Padding: a pair measured once at the first or last time is a whole point, not half.
-    x = alt.X("measured_at:T", title="measured (UTC)", scale=alt.Scale(padding=16))
+    x = alt.X(
+        "measured_at:T", title="measured (UTC)", scale=alt.Scale(padding=16), axis=time_axis()
+    )
     y = alt.Y("ratio:Q", title=y_title, scale=alt.Scale(type="log"))
     color = alt.Color(
         "pair:N",
@@ -351,20 +565,22 @@ def ratio_lines(
         scale=alt.Scale(range=list(OKABE_ITO)),
         legend=alt.Legend(orient="bottom", columns=1, labelLimit=900),
     )
-    tooltip = [
-        alt.Tooltip("pair:N", title="pair"),
-        alt.Tooltip("words:N", title="ratio"),
-        alt.Tooltip("ratio:Q", title="ours / theirs", format=".3f"),
-        alt.Tooltip("ours_value:Q", title="ours", format=".4g"),
-        alt.Tooltip("theirs_value:Q", title="theirs", format=".4g"),
-        alt.Tooltip("unit:N", title="unit"),
-        alt.Tooltip("measured_at:T", title="measured", format="%Y-%m-%d %H:%M"),
-        alt.Tooltip("version_short:N", title="version"),
-        alt.Tooltip("matched:N", title="aligned by"),
-    ]
+    tips = tooltip(
+        [
+            ("pair:N", "pair"),
+            ("words:N", "ratio"),
+            ("ratio:Q", "ours / theirs", ".3f"),
+            ("ours_value:Q", "ours", ".4g"),
+            ("theirs_value:Q", "theirs", ".4g"),
+            ("unit:N", "unit"),
+            ("measured_at:T", "measured", "%Y-%m-%d %H:%M"),
+            ("version_short:N", "version"),
+            ("matched:N", "aligned by"),
+        ]
+    )
     base = alt.Chart(data).encode(x=x, y=y, color=color)
     lines = base.mark_line(strokeWidth=2)
-    marks = base.mark_point(filled=True, size=70).encode(tooltip=tooltip)
+    marks = base.mark_point(filled=True, size=70, tooltip=tips)
     # The label sits mid-way in time: the first and last points crowd the edges.
     times = data["measured_at"]
     middle = times.min() + (times.max() - times.min()) / 2 if len(times) else pd.NaT
@@ -426,7 +642,7 @@ def attribution_waterfall(
     tooltip = [
         alt.Tooltip("label:N", title="step"),
         alt.Tooltip("pr:N", title="PR"),
-        alt.Tooltip("title:N", title="title"),
+        alt.Tooltip("title:N", title="PR title"),
         alt.Tooltip("delta:Q", title=f"change ({unit})", format="+.4g"),
         alt.Tooltip("level_from:Q", title=f"from ({unit})", format=".4g"),
         alt.Tooltip("level_to:Q", title=f"to ({unit})", format=".4g"),

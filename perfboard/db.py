@@ -13,10 +13,11 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -226,9 +227,14 @@ def _migrate(conn: duckdb.DuckDBPyConnection, ddl: Callable[[str], str]) -> list
 
 
 @contextlib.contextmanager
-def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[Changes]:
     """BEGIN, then COMMIT when the block ends, or take it all back (rollback) and
     re-raise when anything in it fails, an interrupt included.
+
+    The block is handed a Changes: what it says it wrote (`touch`, `add_source`) is
+    recorded in data_changes in the same transaction, so the dashboard re-reads only the
+    cached queries that read it; a block that says nothing is recorded as having changed
+    everything, which is always true enough.
 
     On a lake, the writers' lock is held from before BEGIN (so the transaction reads what
     the writer before committed) to after COMMIT.
@@ -242,7 +248,9 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         conn.execute("BEGIN TRANSACTION")
         try:
-            yield
+            changes = Changes()
+            yield changes
+            _record(conn, changes)
             conn.execute("COMMIT")
         except BaseException:
             rollback(conn)
@@ -269,6 +277,200 @@ def rollback(conn: duckdb.DuckDBPyConnection) -> None:
     """
     with contextlib.suppress(duckdb.Error):
         conn.execute("ROLLBACK")
+
+
+# -- what each commit changed (data_changes, migration 0011) -------------------------------
+
+EVERYTHING = "*"  # data_changes.table_name of a commit that did not say what it wrote
+# A commit's series or projects past this many are recorded as "any": the log stays small,
+# and a page reading a few of them re-reads, as it must.
+MAX_LISTED = 10_000
+# The other tables a document's rows are in (delete_source_rows), by source_id.
+_SOURCE_TABLES = ("phases", "profile_events", "passes", "runs", "claims")
+_HELD_IN_SOURCE_TABLES = ", ".join(
+    f"(SELECT count(*) FROM {table} WHERE source_id = $source)" for table in _SOURCE_TABLES
+)
+
+
+@dataclass(slots=True)
+class TableChange:
+    """What changed in one table: the rows of these projects and these series (None: of
+    any project, of any series)."""
+
+    projects: set[str] | None = None
+    series_ids: set[int] | None = None
+
+
+class Changes:
+    """What one write transaction changed, table by table (db.transaction records it)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, TableChange] = {}
+
+    def touch(
+        self,
+        *tables: str,
+        projects: Iterable[str | None] | None = None,
+        series_ids: Iterable[int] | None = None,
+    ) -> None:
+        """These tables changed: only rows of `projects` / `series_ids` when given (an
+        empty list: rows of none), else any."""
+        projects = None if projects is None else list(projects)
+        series_ids = None if series_ids is None else list(series_ids)
+        for table in tables:
+            known = self.tables.get(table)
+            if known is None:
+                self.tables[table] = TableChange(_listed(projects), _listed(series_ids))
+                continue
+            known.projects = _union(known.projects, projects)
+            known.series_ids = _union(known.series_ids, series_ids)
+
+    def add_source(self, conn: duckdb.DuckDBPyConnection, uri: str) -> None:
+        """The rows stored for document `uri` change: call it before they are replaced or
+        removed and again after they are written, inside the transaction, so that both
+        what it held and what it holds now are recorded. Its measurements, their series
+        and its sources row name the series (and projects) of its measurements, so that a
+        chart of other series stays cached; its other tables' rows name none (any)."""
+        row = conn.execute("SELECT source_id, project FROM sources WHERE uri = ?", [uri]).fetchone()
+        if row is None:
+            if conn.execute(
+                "SELECT count(*) FROM ingest_errors WHERE source_uri = ?", [uri]
+            ).fetchone()[0]:
+                self.touch("ingest_errors")
+            return
+        source_id, project = row
+        found = conn.execute(
+            f"""
+            WITH held AS (
+                SELECT DISTINCT series_id FROM measurements WHERE source_id = $source
+            )
+            SELECT (SELECT list(series_id) FROM held),
+                   (SELECT list(DISTINCT s.project) FROM held JOIN series s USING (series_id)),
+                   (SELECT count(*) FROM ingest_errors WHERE source_uri = $uri),
+                   {_HELD_IN_SOURCE_TABLES}
+            """,
+            {"source": source_id, "uri": uri},
+        ).fetchone()
+        series_ids, projects, errors, *held = found
+        owners = [project, *(projects or [])]
+        self.touch("sources", projects=owners, series_ids=series_ids or [])
+        if series_ids:
+            self.touch("measurements", "series", projects=owners, series_ids=series_ids)
+        if errors:
+            self.touch("ingest_errors")
+        for table, count in zip(_SOURCE_TABLES, held, strict=True):
+            if count:
+                self.touch(table, *(("milestones",) if table == "phases" else ()))
+
+    def rows(self) -> list[tuple[str, list[str] | None, list[int] | None]]:
+        """data_changes' rows (table, projects, series ids), or the one of everything."""
+        if not self.tables:
+            return [(EVERYTHING, None, None)]
+        return [
+            (
+                table,
+                None if c.projects is None else sorted(c.projects),
+                None if c.series_ids is None else sorted(c.series_ids),
+            )
+            for table, c in sorted(self.tables.items())
+        ]
+
+
+def _listed(values: Iterable[Any] | None) -> set[Any] | None:
+    if values is None:
+        return None
+    kept = {v for v in values if v is not None}
+    return kept if len(kept) <= MAX_LISTED else None
+
+
+def _union(known: set[Any] | None, more: Iterable[Any] | None) -> set[Any] | None:
+    if known is None or more is None:
+        return None
+    return _listed([*known, *more])
+
+
+def _has_change_log(conn: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store has data_changes (a store before migration 11 has not; nor has
+    a migration's transaction before 11's)."""
+    return bool(
+        conn.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'data_changes'"
+            " AND database_name = current_database() AND schema_name = current_schema()"
+        ).fetchone()[0]
+    )
+
+
+def _record(conn: duckdb.DuckDBPyConnection, changes: Changes) -> None:
+    """Inside the transaction: its rows of data_changes, numbered after the last commit's
+    (the largest + 1, as ids are: one writer at a time, and a lake has no sequences)."""
+    if not _has_change_log(conn):
+        return
+    (seq,) = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM data_changes").fetchone()
+    now = datetime.now(UTC).replace(tzinfo=None)
+    conn.executemany(
+        "INSERT INTO data_changes (seq, committed_at, table_name, projects, series_ids)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [[seq, now, table, projects, series] for table, projects, series in changes.rows()],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One row of data_changes: table `table` changed in commit `seq`, in the rows of
+    `projects` and of `series_ids` (None: any)."""
+
+    seq: int
+    table: str
+    projects: frozenset[str] | None = None
+    series_ids: frozenset[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeLog:
+    """The store's data_changes after a commit a reader saw: `head` its newest commit
+    (seq, committed_at; None when none yet), `changes` the rows after the one asked
+    about, oldest first, and whether the store still holds that one (`continues`: False
+    when the store is not the one seen then: replaced by a copy, rebuilt)."""
+
+    head: tuple[int, datetime] | None
+    changes: tuple[Change, ...]
+    continues: bool
+
+
+def change_log(
+    conn: duckdb.DuckDBPyConnection, after: tuple[int, datetime] | None
+) -> ChangeLog | None:
+    """What changed since commit `after` (None: only the newest commit); None when the
+    store keeps no change log (made before migration 11). Three small queries."""
+    try:
+        head = conn.execute(
+            "SELECT seq, committed_at FROM data_changes ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+    except duckdb.CatalogException:
+        return None
+    newest = None if head is None else (head[0], head[1])
+    if after is None:
+        return ChangeLog(newest, (), True)
+    continues = bool(
+        conn.execute(
+            "SELECT count(*) FROM data_changes WHERE seq = ? AND committed_at = ?", list(after)
+        ).fetchone()[0]
+    )
+    rows = conn.execute(
+        "SELECT seq, table_name, projects, series_ids FROM data_changes WHERE seq > ?"
+        " ORDER BY seq, table_name",
+        [after[0]],
+    ).fetchall()
+    changes = tuple(
+        Change(
+            seq,
+            table,
+            None if projects is None else frozenset(projects),
+            None if series is None else frozenset(series),
+        )
+        for seq, table, projects, series in rows
+    )
+    return ChangeLog(newest, changes, continues)
 
 
 def data_version(path: Path | str | None = None) -> tuple[int, int, int, int]:

@@ -490,8 +490,12 @@ def write_pngs(report: Report, folder: Path) -> Callable[[Chart], str]:
     return draw
 
 
+# Its own light page, whatever the viewer's theme: in the dashboard's dark mode the preview
+# frame is otherwise transparent, dark text on a dark page (and the charts are light SVG).
 _CSS = """
-body { font-family: "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", -apple-system,
+html { color-scheme: light; background: #ffffff; }
+body { background: #ffffff;
+       font-family: "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", -apple-system,
        "Segoe UI", Roboto, sans-serif; color: #1f2328; max-width: 60rem; margin: 2rem auto;
        padding: 0 1rem; line-height: 1.45; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem;

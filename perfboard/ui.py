@@ -1,10 +1,10 @@
 """The one module of perfboard/ that knows Streamlit: cached, read-only queries.
 
 Pages call ``query(fn, *args)``: it opens the store read-only for the length of one
-query (so an ingest never waits on the dashboard), caches the result with the store's
-data version (so fresh data shows on the next run after an ingest, without a restart;
-perfboard.result_cache, bounded in bytes), and while an ingest holds the file it serves
-the last result with an "updating" notice.
+query (so an ingest never waits on the dashboard), caches the result with the version of
+what it reads (so fresh data shows on the next run after an ingest that changed it,
+without a restart, and the rest stays cached; perfboard.result_cache, bounded in bytes),
+and while an ingest holds the file it serves the last result with an "updating" notice.
 
 ``require_sign_in()`` is the optional sign-in (Streamlit's OIDC, off by default) that
 app.py runs before any page.
@@ -13,6 +13,7 @@ app.py runs before any page.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,13 +24,16 @@ import streamlit as st
 
 from perfboard import db, errors, lake
 from perfboard.markup import md_escape
-from perfboard.result_cache import ResultCache
+from perfboard.result_cache import ResultCache, StoreVersions, reads_of
 
 T = TypeVar("T")
 
 # Every session's query results, newest per query, PERFBOARD_QUERY_CACHE_MB in all (see
 # result_cache): what one replica spends on them, next to its pages' working memory.
 RESULTS = ResultCache(max_bytes=int(os.environ.get("PERFBOARD_QUERY_CACHE_MB") or 512) * 2**20)
+# The version of what each query reads, one keeper per store (see result_cache).
+_VERSIONS: dict[str, StoreVersions] = {}
+_VERSIONS_LOCK = threading.Lock()
 
 
 class StoreMissing(Exception):
@@ -46,17 +50,30 @@ def _read(fn: Callable[..., T], path: Path | str, args: tuple[Any, ...]) -> T:
         conn.close()
 
 
+def _versions(path: Path | str) -> StoreVersions:
+    with _VERSIONS_LOCK:
+        found = _VERSIONS.get(str(path))
+        if found is None:
+            found = _VERSIONS[str(path)] = StoreVersions(
+                lambda: db.data_version(path), lambda after: _read(db.change_log, path, (after,))
+            )
+        return found
+
+
 def query(fn: Callable[..., T], *args: Any) -> T:
-    """Run a perfboard.queries function against the store, cached on its data version."""
+    """Run a perfboard.queries function against the store, cached on the version of what
+    it reads (result_cache.QUERY_READS)."""
     # app.py checks first; this is for a page run without it (plain `streamlit run`'s
     # legacy pages/ mode runs a deep link's page bare): no data before the sign-in.
     require_sign_in()
     path = db.db_path()
     if not db.exists(path):
         raise StoreMissing(str(path))
-    key = (f"{fn.__module__}.{fn.__qualname__}", str(path), args)
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    key = (name, str(path), args)
     try:
-        return RESULTS.get(key, db.data_version(path), lambda: _read(fn, path, args))
+        version = _versions(path).version(reads_of(name, args))
+        return RESULTS.get(key, version, lambda: _read(fn, path, args))
     except FileNotFoundError:  # a lake that no ingest has written yet
         raise StoreMissing(lake.redacted(path)) from None
     except errors.StoreError as error:  # a PERFBOARD_DB the store cannot be opened with
@@ -150,19 +167,42 @@ def url_text(param: str) -> str:
     return st.query_params.get(param, "")
 
 
-def _bind(scope: str, param: str, parse: Callable[[str], Any], fix: Callable[[Any], Any]) -> str:
+def _bind(
+    scope: str,
+    param: str,
+    parse: Callable[[str], Any],
+    fix: Callable[[Any], Any],
+    name_of: Callable[[Any], str] | None = None,
+) -> str:
     """The session key of the widget for `param`: set from the URL when the URL says
     something the page did not write itself (`parse`: its text as a value of the widget,
-    or None when it is not one), then made a value the widget takes (`fix`)."""
+    or None when it is not one), then made a value the widget takes (`fix`).
+
+    A URL without `param`, where the page had written one, is a URL the page did not
+    write either (Back, to an entry from before a pick): the widget goes back to its
+    default, so that Back shows the view it returns to. With `name_of`, a value the
+    page does not have (`?phase=99`) is said, with what is shown instead, rather than
+    replaced in silence.
+    """
     widget, written = f"{scope}:{param}", f"{scope}:{param}:in_url"
     wanted = st.query_params.get(param)
-    if wanted is not None and wanted != st.session_state.get(written):
-        try:
-            value = parse(wanted)
-        except ValueError:  # a date or a number that is not one
-            value = None
+    if (wanted or "") != st.session_state.get(written, ""):
+        value = None
+        if wanted:
+            try:
+                value = parse(wanted)
+            except ValueError:  # a date or a number that is not one
+                value = None
         if value is not None:
             st.session_state[widget] = value
+        else:
+            st.session_state.pop(widget, None)  # its default, below
+            if wanted and name_of is not None:
+                shown = name_of(fix(_UNSET))
+                st.warning(
+                    f"No {md_escape(param.replace('_', ' '))} {md_escape(wanted)} here: "
+                    f"showing {md_escape(shown)}."
+                )
     current = st.session_state.get(widget, _UNSET)
     fixed = fix(current)
     # Set only when it changes: a pick the person just made stays as the widget set it.
@@ -171,7 +211,13 @@ def _bind(scope: str, param: str, parse: Callable[[str], Any], fix: Callable[[An
     return widget
 
 
-def url_state(scope: str, param: str, options: Sequence[Any], default: Any) -> str:
+def url_state(
+    scope: str,
+    param: str,
+    options: Sequence[Any],
+    default: Any,
+    name_of: Callable[[Any], str] | None = None,
+) -> str:
     """The session key of a picker whose value is also query parameter `param` (pass it
     as the widget's key, with no index or default of its own), set up so that the URL
     opens the view it names and every pick survives the rerun it causes.
@@ -179,10 +225,18 @@ def url_state(scope: str, param: str, options: Sequence[Any], default: Any) -> s
     Without a key, a widget whose default comes from the URL becomes a new widget when a
     pick rewrites the URL, and the next pick is lost. The URL wins over the widget only
     when it says something the page did not write itself: a link followed, an address
-    typed. `scope` (the page) keeps pages that share a parameter name apart.
+    typed, Back. `scope` (the page) keeps pages that share a parameter name apart.
+    `name_of` (the widget's format_func, say): a URL value that is not among `options`
+    is warned about, naming the option shown instead; without it the page says so itself.
     """
     by_text = {str(option): option for option in options}
-    return _bind(scope, param, by_text.get, lambda v: v if v in options else default)
+    return _bind(
+        scope,
+        param,
+        by_text.get,
+        lambda v: v if v in options else default,
+        (lambda v: name_of(v) if v in options else str(v)) if name_of else None,
+    )
 
 
 def url_value(
@@ -199,16 +253,22 @@ def url_value(
     return _bind(scope, param, parse, lambda v: v if v is not _UNSET and fits(v) else default)
 
 
-def url_list(scope: str, param: str, options: Sequence[Any]) -> str:
+def url_list(scope: str, param: str, options: Sequence[Any], default: Sequence[Any] = ()) -> str:
     """url_state for a multiselect: `param` is the picks, comma-separated; a pick that is
-    not among `options` (any more) is dropped, nothing picked is the default."""
+    not among `options` (any more) is dropped. Nothing picked yet is `default` (those of
+    it among `options`), and so is a set of picks none of which is an option any more."""
     by_text = {str(option): option for option in options}
+    fallback = [v for v in default if v in options]
 
-    def parse(text: str) -> list[Any]:
-        return [by_text[t] for t in text.split(",") if t in by_text]
+    def parse(text: str) -> list[Any] | None:
+        picks = [by_text[t] for t in text.split(",") if t in by_text]
+        return picks or None  # none of them here: the default
 
     def fix(value: Any) -> list[Any]:
-        return [v for v in value if v in options] if isinstance(value, list) else []
+        if not isinstance(value, list):
+            return list(fallback)
+        kept = [v for v in value if v in options]
+        return kept if kept or not value else list(fallback)
 
     return _bind(scope, param, parse, fix)
 
@@ -226,13 +286,24 @@ def whole_number(low: int = 0, high: int = 2**53 - 1) -> Callable[[str], int | N
     return lambda text: _whole(text, low, high)
 
 
-def to_url(scope: str, param: str, value: Any) -> None:
-    """Put a widget's value in the URL (and remember that the page wrote it): a list
-    comma-separated; None, "" or an empty list leave `param` out."""
+def _url_text(value: Any) -> str:
     if isinstance(value, list | tuple):
-        text = ",".join(str(v) for v in value)
-    else:
-        text = "" if value is None else str(value)
+        return ",".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def to_url(scope: str, param: str, value: Any, default: Any = _UNSET) -> None:
+    """Put a widget's value in the URL (and remember that the page wrote it): a list
+    comma-separated; None, "" or an empty list leave `param` out.
+
+    With `default` (the widget's): a default value is not added to a URL that does not
+    name it. Streamlit pushes a history entry for each change of the URL, so a page that
+    writes its defaults on arrival leaves entries that Back returns to with nothing to
+    show (the page writes them again); a URL that names a default keeps it.
+    """
+    text = _url_text(value)
+    if default is not _UNSET and param not in st.query_params and text == _url_text(default):
+        text = ""
     st.session_state[f"{scope}:{param}:in_url"] = text
     if text:
         st.query_params[param] = text
@@ -290,3 +361,84 @@ def require_sign_in() -> None:
         if st.button("Sign out"):
             st.logout()
         st.stop()
+
+
+# -- the browser --------------------------------------------------------------------------
+# Two small scripts, the only ones perfboard runs in the page: both are constant text (no
+# data reaches them), put in with st.html, which Streamlit does not put in an iframe.
+
+# Vega follows a mark's href (a PR) in the tab itself, leaving the dashboard, and
+# Streamlit keeps the one setting that would change it (vega-embed's `loader: {target}`)
+# out of a chart's spec. So the tab turns its own navigations to another site into new
+# tabs: the Navigation API's navigate event, cancelable for a navigation the page
+# started, is where every such link arrives, whichever element followed it. A browser
+# without the API follows the link in the tab, as before.
+_NEW_TABS = """<script>
+(() => {
+  if (window.perfboardNewTabs || !window.navigation) return;  // once per tab
+  window.perfboardNewTabs = true;
+  window.navigation.addEventListener("navigate", (event) => {
+    const to = new URL(event.destination.url);
+    if (to.origin === window.location.origin || !event.cancelable) return;
+    if (event.navigationType !== "push" || event.downloadRequest !== null) return;
+    event.preventDefault();
+    window.open(to.href, "_blank", "noopener,noreferrer");
+  });
+})();
+</script>"""
+
+
+def open_links_in_new_tabs() -> None:
+    """Links a chart follows (a PR's page on GitHub) open in a new tab, not in the
+    dashboard's own: once per run of app.py, in the sidebar (it draws nothing)."""
+    with st.sidebar:
+        st.html(_NEW_TABS, unsafe_allow_javascript=True, width="content")
+
+
+# The URL as the browser shows it is the view (to_url keeps it so): copied from the page
+# itself. navigator.clipboard needs a secure context (https, or localhost); a team server
+# on plain http gets the older execCommand copy of a selected text.
+_COPY_LINK = """<button type="button" id="{id}" class="perfboard-copy-link"
+ title="Copy a link to this view" style="font: inherit; font-size: 0.9rem; color: inherit;
+ background: transparent; border: 1px solid rgba(128, 128, 128, 0.5); border-radius: 0.5rem;
+ padding: 0.25rem 0.75rem; cursor: pointer; white-space: nowrap;">Copy link</button>
+<script>
+(() => {{
+  const button = document.getElementById("{id}");
+  if (!button || button.dataset.ready) return;
+  button.dataset.ready = "1";
+  const said = (text) => {{
+    button.textContent = text;
+    setTimeout(() => {{ button.textContent = "Copy link"; }}, 2000);
+  }};
+  const fallback = (url) => {{
+    const area = document.createElement("textarea");
+    area.value = url;
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    const done = document.execCommand("copy");
+    area.remove();
+    said(done ? "Copied" : "Copy failed: use the address bar");
+  }};
+  button.addEventListener("click", () => {{
+    const url = window.location.href;
+    if (navigator.clipboard && window.isSecureContext) {{
+      navigator.clipboard.writeText(url).then(() => said("Copied"), () => fallback(url));
+    }} else {{
+      fallback(url);
+    }}
+  }});
+}})();
+</script>"""
+
+
+def view_title(title: str) -> None:
+    """The page's title with a "Copy link" button beside it: the link opens this view
+    (the URL holds it). `title` is the page's own constant text, not data."""
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    with row:
+        st.title(title, width="content")
+        element = "perfboard-copy-link-" + "".join(c for c in title.lower() if c.isalnum())
+        st.html(_COPY_LINK.format(id=element), unsafe_allow_javascript=True, width="content")

@@ -1,8 +1,8 @@
 """Load test (issue 7): concurrent sessions of the real server while ingests write.
 
     python scripts/load_test.py [--clients 20] [--duration 300] [--ingest-every 30]
-                                [--db bench-out/synthetic-10m.duckdb] [--out bench-out/load.json]
-                                [--seed 7] [--port 0]
+                                [--think 0.5-2] [--db bench-out/synthetic-10m.duckdb]
+                                [--out bench-out/load.json] [--seed 7] [--port 0]
 
 What it does:
 
@@ -20,7 +20,7 @@ What it does:
    Navigation message, and from then on moves between pages the way the sidebar does
    (ClientState.page_script_hash = the page's hash, page_name empty), each with query
    parameters taken from the store (a real phase, series, alert, profile run, op, week,
-   source...), with a seeded think time of 0.5-2 s between pages. Each session walks the
+   source...), with a seeded think time of --think (0.5-2) s between pages. Each session walks the
    pages lap after lap, its first lap in the sidebar's order from a page of its own (the
    sessions start spread over the pages), later laps shuffled; its walk goes on from
    round to round. Every page is run at least once by construction, not by chance: a
@@ -39,7 +39,8 @@ connection that fails or drops, a run longer than 120 s, a script_finished that 
 FINISHED_SUCCESSFULLY, an exception element, an st.error alert, a run that drew no
 element, a run that drew another page than asked, and a failed ingest. Exit status 1 when
 there was any (2: the test could not run); the report goes to stdout and, as JSON, to --out
-(the server's log beside it, as NAME-server.log).
+(the server's log beside it, as NAME-server.log). Its last line is the verdict of issue 16:
+`page p50 X s, p95 Y s, errors N`.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 from websockets.exceptions import ConnectionClosed, InvalidHandshake  # noqa: E402
 from websockets.typing import Subprotocol  # noqa: E402
 
+from perfboard import db as perfboard_db  # noqa: E402
 from perfboard import ops, profiles, queries, report  # noqa: E402
 from perfboard.model import canonical_json, series_key  # noqa: E402
 
@@ -583,6 +585,7 @@ class Session:
         clock: Callable[[], float],
         sessions: int,
         coverage: Coverage,
+        think: tuple[float, float] = THINK,
     ) -> None:
         self.number = number
         self.port = port
@@ -598,7 +601,7 @@ class Session:
         # this session's own, so that the sessions start spread over the pages.
         start = number * len(PAGES) // sessions
         self.lap: list[str] = list(PAGES)[start:] + list(PAGES)[:start]
-        self.arrival, self.think = ARRIVAL, THINK
+        self.arrival, self.think = ARRIVAL, think
 
     async def connect(self) -> None:
         url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
@@ -804,6 +807,7 @@ class Config:
     port: int = 0
     rounds: int = 3
     idle: float = IDLE_S
+    think: tuple[float, float] = THINK  # seconds between a session's pages, least and most
 
 
 async def drive(
@@ -823,7 +827,7 @@ async def drive(
 
     coverage = Coverage(list(PAGES), cap=config.duration + CATCH_UP_S)
     sessions = [
-        Session(i, port, pools, config.seed, clock, config.clients, coverage)
+        Session(i, port, pools, config.seed, clock, config.clients, coverage, config.think)
         for i in range(config.clients)
     ]
     ingests: list[IngestRun] = []
@@ -1055,8 +1059,9 @@ def server_log_problems(log: Path) -> dict[str, Any]:
 def print_report(r: dict[str, Any]) -> None:
     c = r["config"]
     print(
-        f"load test: {c['clients']} sessions x {c['duration']:.0f} s, ingest every "
-        f"{c['ingest_every']:.0f} s, on {c['db']} (elapsed {r['elapsed_s']} s)"
+        f"load test: {c['clients']} sessions x {c['duration']:.0f} s, think "
+        f"{c['think'][0]:g}-{c['think'][1]:g} s, ingest every {c['ingest_every']:.0f} s, on "
+        f"{c['db']} (elapsed {r['elapsed_s']} s)"
     )
     e = r["errors"]
     print(f"page runs: {r['page_runs']}   errors: {e['count']} {e['by_kind'] or ''}")
@@ -1135,7 +1140,7 @@ def run_load(config: Config) -> dict[str, Any]:
         folder = Path(tmp)
         db = copy_store(config.db, folder)
         rng = random.Random(config.seed)
-        conn = duckdb.connect(str(db))
+        conn = perfboard_db.connect(db)  # migrated, as the first ingest would: the server reads
         try:
             aligned = align_series_keys(conn)
             pools = gather_pools(conn, rng)
@@ -1177,6 +1182,13 @@ def parse_args(argv: list[str] | None) -> Config:
         "--rounds", type=int, default=3, help="rounds of load, each followed by --idle s idle"
     )
     parser.add_argument("--idle", type=float, default=IDLE_S, help="seconds of each pause")
+    parser.add_argument(
+        "--think",
+        type=think_range,
+        default=THINK,
+        metavar="MIN-MAX",
+        help="seconds between a session's pages, drawn evenly from MIN to MAX (default 0.5-2)",
+    )
     args = parser.parse_args(argv)
     if args.clients < 1 or args.duration <= 0 or args.ingest_every <= 0 or args.rounds < 1:
         parser.error("--clients, --duration, --ingest-every and --rounds must be positive")
@@ -1190,7 +1202,28 @@ def parse_args(argv: list[str] | None) -> Config:
         args.port,
         args.rounds,
         args.idle,
+        args.think,
     )
+
+
+def think_range(text: str) -> tuple[float, float]:
+    """--think's MIN-MAX (seconds, 0 <= MIN <= MAX), e.g. `5-15` or `0.5-2`."""
+    low, sep, high = text.partition("-")
+    try:
+        least, most = float(low), float(high)
+    except ValueError:
+        least = most = -1.0
+    if not sep or not 0 <= least <= most or math.isinf(most):
+        raise argparse.ArgumentTypeError(f"{text!r} is not MIN-MAX seconds, as in 5-15")
+    return least, most
+
+
+def verdict(r: dict[str, Any]) -> str:
+    """The last line: what issue 16's goal is judged on (p95 <= 1 s, 0 errors)."""
+    t = r["page_time_s"]
+    p50 = "-" if t["p50"] is None else f"{t['p50']:.2f}"
+    p95 = "-" if t["p95"] is None else f"{t['p95']:.2f}"
+    return f"page p50 {p50} s, p95 {p95} s, errors {r['errors']['count']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1206,6 +1239,7 @@ def main(argv: list[str] | None = None) -> int:
     print_report(result)
     if config.out is not None:
         print(f"report: {config.out}")
+    print(verdict(result))
     return 1 if result["errors"]["count"] else 0
 
 

@@ -66,8 +66,15 @@ def test_overview_lists_what_the_demo_holds(monkeypatch: pytest.MonkeyPatch, dem
     }
 
     latest = next(f for f in frames(at) if "latest" in f.columns and "source_url" in f.columns)
-    qa = latest[(latest.benchmark == "ernie") & (latest.params.str.contains("seq_len=512"))]
-    assert "OOM" in set(qa.latest)  # batch 200/300 at Seqlen512 ran out of GPU memory
+    qa = latest[latest.series.str.startswith("ernie · latency · paddle · Tesla P4 · ")]
+    oom = qa[qa.latest == "OOM"]  # batch 200/300 at Seqlen512 ran out of GPU memory
+    assert oom.series.tolist() == [
+        "ernie · latency · paddle · Tesla P4 · batch_size=200, seq_len=512",
+        "ernie · latency · paddle · Tesla P4 · batch_size=300, seq_len=512",
+    ]
+    # Numeric params in the order of their numbers: batch 2 before 10 before 100.
+    batches = [int(s.split("batch_size=")[1].split(",")[0]) for s in qa.series]
+    assert batches == sorted(batches) and batches[:3] == [1, 1, 10] and batches[-1] == 300
 
     errors = next(f for f in frames(at) if "reason" in f.columns)
     assert any("cut" in r for r in errors.reason)
@@ -122,7 +129,9 @@ def test_phases_page_shows_the_phase2_milestones_and_their_pr(
         "Pull requests in this phase: [#22424](https://github.com/PaddlePaddle/Paddle/pull/22424)"
     ]
     assert len(at.get("vega_lite_chart")) == 2  # the steps and the waterfall
-    assert dict(at.query_params) == {"phase": "1", "x": "order"}
+    # Its defaults are not added to the URL: each would be a history entry Back shows
+    # nothing for (a link that names them keeps them).
+    assert dict(at.query_params) == {}
 
 
 def test_phases_page_opens_the_view_its_url_names(
@@ -497,16 +506,15 @@ def test_report_and_trends_keep_every_pick_in_the_url(
     )
     assert [t.value for t in trends.toggle] == [True]
     next(m for m in trends.multiselect if m.label == "seq len").set_value(["512"]).run()
-    assert dict(trends.query_params) == {
+    assert dict(trends.query_params) == {  # x is its default, time: not added
         "metric": "latency",
-        "x": "time",
         "log": "1",
         "benchmark": "ernie",
         "seq_len": "512",
     }
     trends.toggle[0].set_value(False).run()
     next(m for m in trends.multiselect if m.label == "model / op").set_value([]).run()
-    assert dict(trends.query_params) == {"metric": "latency", "x": "time", "seq_len": "512"}
+    assert dict(trends.query_params) == {"metric": "latency", "seq_len": "512"}
 
 
 def test_a_line_typed_on_the_sources_page_goes_in_the_url(
@@ -519,3 +527,49 @@ def test_a_line_typed_on_the_sources_page_goes_in_the_url(
     assert at.query_params["line"] == "8"
     at.number_input[0].set_value(None).run()
     assert "line" not in at.query_params
+
+
+def test_a_deep_link_to_a_phase_the_store_lacks_says_so(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/phases.py", phase="99")
+    [warning] = [w.value for w in at.warning]
+    assert warning.startswith("No phase 99 here: showing 二期优化工作")
+    assert at.query_params["phase"] == "1"  # the view shown instead, linkable
+    at.radio[0].set_value("date").run()
+    assert not at.warning  # said once, on arrival
+
+
+def test_trends_opens_on_one_model_and_its_longest_histories(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    at = run_page(monkeypatch, demo_db, "pages/trends.py")
+    model = next(m for m in at.multiselect if m.label == "model / op")
+    assert model.value == ["ernie"]  # not BERT and ERNIE on one axis
+    lines = next(m for m in at.multiselect if m.label == "Lines drawn")
+    table = next(f for f in frames(at) if "ok_points" in f.columns)
+    assert len(lines.value) == 4 and len(table) == 4
+    assert all("simulated" in s for s in table.series) and set(table.ok_points) == {84}
+    assert "lines" not in at.query_params  # the default lines are no parameter
+    lines.set_value(lines.value[:1]).run()
+    assert at.query_params["lines"] == str(lines.value[0])
+    assert len(next(f for f in frames(at) if "ok_points" in f.columns)) == 1
+    # Another metric: its own most measured model.
+    next(s for s in at.selectbox if s.label == "Metric").set_value("total_time").run()
+    model = next(m for m in at.multiselect if m.label == "model / op")
+    assert model.value == ["op/abs"] and "lines" not in at.query_params
+
+
+def test_a_url_that_drops_a_pick_shows_the_view_without_it(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    """Back, to the entry from before a pick: the URL no longer names it, and the widget
+    goes back to its default (it used to keep the pick and write it back: Back did
+    nothing visible)."""
+    at = run_page(monkeypatch, demo_db, "pages/trends.py", metric="latency", benchmark="ernie")
+    next(m for m in at.multiselect if m.label == "seq len").set_value(["512"]).run()
+    assert at.query_params["seq_len"] == "512"
+    del at.query_params["seq_len"]  # what Back leaves in the address bar
+    at.run()
+    assert next(m for m in at.multiselect if m.label == "seq len").value == []
+    assert "seq_len" not in at.query_params

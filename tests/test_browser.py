@@ -248,3 +248,240 @@ def test_compare_shows_where_paddle_loses_to_tensorflow(server: str, browser) ->
     assert cells.count() >= 1
     assert not page.locator(".stException").count()
     page.close()
+
+
+# -- charts that behave, navigation (issue 16 items 4 and 6) ----------------------------------
+
+# Every mark of the Vega charts with its centre and aria-label (Vega draws them as SVG).
+MARKS = """() => [...document.querySelectorAll(
+    '.vega-embed svg g.role-mark [role="graphics-symbol"]')].map(mark => {
+  const box = mark.getBoundingClientRect();
+  return [box.left + box.width / 2, box.top + box.height / 2,
+          mark.getAttribute('aria-label') || ''];
+})"""
+AXIS_LABELS = """() => [...document.querySelectorAll(
+    '.vega-embed svg g.role-axis-label text')].map(t => t.textContent)"""
+PR_22424 = "https://github.com/PaddlePaddle/Paddle/pull/22424"
+
+
+@pytest.fixture(scope="module")
+def history_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A small history store: the phase-2 table and twelve weeks of simulated nightly
+    runs (data/simulated), nothing else."""
+    require_chromium()
+    from tests.conftest import ingest
+
+    store = tmp_path_factory.mktemp("history") / "history.duckdb"
+    table = "data/samples/benchmark-165_2020-02-04_xreki_phase2-table.md"
+    assert ingest("auto", str(ROOT / table), "--db", str(store)) == 0
+    nightly = ROOT / "data" / "simulated" / "ernie-p4-nightly.jsonl"
+    assert ingest("results", str(nightly), "--db", str(store)) == 0
+    with serving(store) as url:
+        yield url
+
+
+def rendered(browser, url: str, width: int = 1400, charts: int = 1, **context: object):  # type: ignore[no-untyped-def]
+    """A fresh context on `url`, its run finished and `charts` charts drawn: its page,
+    with the console's warnings and errors in page.console."""
+    page = browser.new_context(viewport={"width": width, "height": 1600}, **context).new_page()
+    page.console = []  # type: ignore[attr-defined]
+    page.on("console", lambda m: m.type in ("warning", "error") and page.console.append(m.text))
+    page.goto(url)
+    page.locator("h1").first.wait_for(timeout=30_000)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=60_000
+    )
+    if charts:
+        page.locator(".vega-embed svg").nth(charts - 1).wait_for(timeout=30_000)
+    page.wait_for_timeout(800)
+    return page
+
+
+def test_a_pr_mark_opens_the_pr_in_a_new_tab_with_labels_clear_of_the_line(
+    server: str, browser
+) -> None:
+    page = rendered(browser, f"{server}/phases?phase=1&x=date", charts=2)
+    page.context.route(
+        "https://github.com/**",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>PR</h1>"),
+    )
+    labels = [m for m in page.evaluate(MARKS) if "pr: #22424" in m[2]]
+    assert labels, [m[2] for m in page.evaluate(MARKS)]
+    x, y, _ = labels[0]
+    with page.expect_popup() as opened:
+        page.mouse.click(x, y)
+    assert opened.value.url == PR_22424
+    assert page.url.startswith(server)  # the dashboard stays in its own tab
+    # The PR label sits off its step's line (below it, here), and Vega-Lite had nothing
+    # to drop: the console holds no "yOffset dropped".
+    assert not [m for m in page.console if "yOffset" in m]
+    assert any(label.startswith("2020-02-04") for label in page.evaluate(AXIS_LABELS))
+    page.context.close()
+
+
+def test_phases_tooltips_leave_out_what_a_milestone_lacks(server: str, browser) -> None:
+    page = rendered(browser, f"{server}/phases?phase=1&x=order", charts=2)
+    texts = []
+    for x, y, _ in page.evaluate(MARKS):
+        page.mouse.move(x, y)
+        page.wait_for_timeout(200)
+        tooltip = page.locator("#vg-tooltip-element.visible")
+        if tooltip.count():
+            texts.append(tooltip.inner_text())
+    assert len(texts) >= 3 and any("milestone" in t for t in texts)
+    joined = "\n".join(texts)
+    assert "null" not in joined and "undefined" not in joined and "NaN" not in joined
+    assert "PR title" not in joined  # the demo knows #22424's number, not its title
+    page.context.close()
+
+
+def test_trends_shows_one_model_with_years_and_the_picker_changes_the_lines(
+    server: str, browser
+) -> None:
+    page = rendered(browser, f"{server}/trends")
+    picks = page.locator('[data-testid="stMultiSelect"]', has_text="Lines drawn")
+    chips = picks.locator("[data-tag]")
+    assert chips.count() == 4
+    assert all("ernie" in t and "simulated" in t for t in chips.all_inner_texts())
+    model = page.locator('[data-testid="stMultiSelect"]', has_text="model / op")
+    assert model.locator("[data-tag]").all_inner_texts() == ["ernie"]
+    labels = page.evaluate(AXIS_LABELS)
+    dated = [t for t in labels if t[:4] == "2020" and t[4] == "-"]
+    assert len(dated) >= 4, labels
+    assert not [t for t in labels if t[:3].isalpha() and t[3:4] == " "]  # no bare "Feb 04"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "trends-default.png"), full_page=True)
+    # The picker: take a line out, and the chart and the URL follow.
+    chips.first.locator('button[aria-label^="Remove "]').click()
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+    page.wait_for_timeout(800)
+    assert chips.count() == 3
+    assert "lines=" in page.url
+    legend = page.locator(".vega-embed svg g.role-legend-label text")
+    assert legend.count() == 3
+    page.context.close()
+
+
+def test_trends_on_a_history_store_marks_the_pr_and_the_oom_runs(
+    history_server: str, server: str, browser
+) -> None:
+    page = rendered(browser, f"{history_server}/trends")
+    labels = page.evaluate(AXIS_LABELS)
+    assert any(t.startswith("2020-0") for t in labels), labels
+    marks = page.evaluate(MARKS)
+    assert any("pr: #22424" in label for _, _, label in marks)  # the phase table's PR
+    # The wheel zooms the time axis in: the ticks come closer together in time.
+    box = page.locator(".vega-embed svg").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
+    page.mouse.wheel(0, -600)
+    page.wait_for_function(f"({AXIS_LABELS})().join() !== {labels!r}.join()", timeout=5000)
+    zoomed = [t for t in page.evaluate(AXIS_LABELS) if t.startswith("2020-")]
+    assert zoomed and (min(zoomed), max(zoomed)) != (min(labels), max(labels))
+    page.context.close()
+    # A date range: the axis holds only February.
+    february = rendered(browser, f"{history_server}/trends?dates=2020-02-01..2020-02-29")
+    days = [t for t in february.evaluate(AXIS_LABELS) if t.startswith("2020-")]
+    assert days and all("2020-02-01" <= t <= "2020-02-29" for t in days), days
+    picker = february.locator('[data-testid="stDateInput"] input[type="date"]')
+    assert [picker.nth(i).input_value() for i in range(2)] == ["2020-02-01", "2020-02-29"]
+    february.context.close()
+    # The demo's QA table: Seqlen512 at batch 200 and 300 ran out of memory: two crosses.
+    qa = rendered(browser, f"{server}/trends?metric=latency&benchmark=ernie&x=batch_size")
+    crosses = [m for m in qa.evaluate(MARKS) if "OOM" in m[2]]
+    assert len(crosses) == 2, crosses
+    qa.mouse.move(crosses[0][0], crosses[0][1])
+    tooltip = qa.locator("#vg-tooltip-element.visible")
+    tooltip.wait_for(timeout=5000)
+    assert "batch size" in tooltip.inner_text() and "OOM" in tooltip.inner_text()
+    qa.context.close()
+
+
+def test_back_after_a_pick_shows_the_view_before_it(history_server: str, browser) -> None:
+    page = rendered(browser, f"{history_server}/phases?phase=1&x=order", charts=2)
+    page.get_by_text("record date", exact=True).click()
+    page.wait_for_url("**x=date*")
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+    page.go_back()
+    page.wait_for_url("**x=order*")
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+    page.wait_for_timeout(500)
+    checked = page.locator('[data-testid="stRadio"] input:checked')
+    assert checked.evaluate("input => input.closest('label').innerText") == "milestone order"
+    page.context.close()
+    # Arrived from the Overview, the page adds no entry of its own (its defaults stay out
+    # of the URL): after a pick, Back shows the view before it, and the next Back leaves.
+    page = rendered(browser, history_server, charts=0)
+    page.goto(f"{history_server}/phases")
+    page.locator(".vega-embed svg").nth(1).wait_for(timeout=30_000)
+    page.get_by_text("record date", exact=True).click()
+    page.wait_for_url("**/phases?x=date")
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+    page.go_back()
+    page.wait_for_url("**/phases")
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+    page.wait_for_timeout(500)
+    now = page.locator('[data-testid="stRadio"] input:checked')
+    assert now.evaluate("input => input.closest('label').innerText") == "milestone order"
+    page.go_back()
+    page.wait_for_url(lambda url: "/phases" not in url)
+    page.context.close()
+
+
+def test_a_bad_deep_link_says_so_and_a_view_copies_its_link(server: str, browser) -> None:
+    page = rendered(
+        browser,
+        f"{server}/phases?phase=99",
+        charts=2,
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    warning = page.locator('[data-testid="stAlert"]', has_text="No phase 99")
+    assert "showing" in warning.inner_text()
+    assert "phase=1" in page.url
+    page.get_by_role("button", name="Copy link").click()
+    page.get_by_role("button", name="Copied").wait_for(timeout=5000)
+    assert page.evaluate("navigator.clipboard.readText()") == page.url
+    page.context.close()
+
+
+def test_the_sidebar_gives_way_on_narrow_windows(server: str, browser) -> None:
+    widths = {}
+    for width in (700, 800, 1400):
+        page = rendered(browser, f"{server}/phases", width=width, charts=2)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        widths[width] = sidebar.evaluate(
+            "bar => bar.dataset.collapsed === 'true' ? 0"
+            " : Math.round(bar.getBoundingClientRect().right)"
+        )
+        if width == 800:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "phases-800.png"), full_page=True)
+            metric = page.locator('[data-testid="stMetricValue"]').first
+            assert metric.inner_text() == "10 ms"  # whole, not "10..."
+        page.context.close()
+    assert widths[700] == 0  # collapsed under Streamlit's 768 px breakpoint
+    assert 0 < widths[800] <= 260 and widths[1400] == widths[800]
+
+
+def test_dark_mode_is_a_choice_and_the_report_preview_stays_readable(server: str, browser) -> None:
+    page = rendered(browser, f"{server}/report?week=2020-W06", charts=0)
+    frame = page.frame_locator("iframe").first
+    frame.get_by_role("heading", name="Phase progress").wait_for(timeout=30_000)
+    app = page.locator('[data-testid="stApp"]')
+    assert app.evaluate("a => getComputedStyle(a).backgroundColor") == "rgb(255, 255, 255)"
+    # The choice: the menu keeps its theme entries (client.toolbarMode = "viewer").
+    page.locator('[data-testid="stMainMenuButton"]').click()
+    page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
+    page.wait_for_function(
+        "getComputedStyle(document.querySelector('[data-testid=\"stApp\"]'))"
+        ".backgroundColor !== 'rgb(255, 255, 255)'",
+        timeout=5000,
+    )
+    page.keyboard.press("Escape")
+    # The preview is its own light page, readable whatever the dashboard's theme.
+    body = frame.locator("body")
+    assert body.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(255, 255, 255)"
+    assert body.evaluate("b => getComputedStyle(b).color") == "rgb(31, 35, 40)"
+    page.wait_for_timeout(500)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-dark.png"), full_page=True)
+    page.context.close()

@@ -10,9 +10,21 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from scripts.load_test import PAGES, Config, Coverage, Pools, RunState, Session, run_load, summarise
+from scripts import load_test
+from scripts.load_test import (
+    PAGES,
+    Config,
+    Coverage,
+    Pools,
+    RunState,
+    Session,
+    parse_args,
+    run_load,
+    summarise,
+)
 
 
 def test_a_short_load_visits_every_page_without_error_while_ingests_run(
@@ -132,3 +144,41 @@ def test_a_walk_goes_on_from_round_to_round_in_laps_of_every_page() -> None:
     assert walk[: len(PAGES)] == list(PAGES)[3:] + list(PAGES)[:3]  # from its own page
     for lap in range(1, 3):
         assert sorted(walk[lap * len(PAGES) : (lap + 1) * len(PAGES)]) == sorted(PAGES)
+
+
+def test_think_is_a_range_of_seconds_a_session_waits_between_its_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert parse_args([]).think == (0.5, 2.0)  # as before --think
+    assert parse_args(["--think", "5-15"]).think == (5.0, 15.0)
+    for bad in ("15-5", "5", "a-b", "-1-2", "5-inf"):
+        with pytest.raises(SystemExit):
+            parse_args(["--think", bad])
+    clock = [0.0]
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:  # the load clock moves by what was slept
+        waits.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr(load_test.asyncio, "sleep", sleep)
+    session = Offline(0, 0, Pools(), 3, lambda: clock[0], 1, Coverage(list(PAGES), 0.0), (5, 15))
+    asyncio.run(session.loop(until=120.0))
+    thinks = waits[1:]  # the first is its arrival
+    assert len(session.runs) == len(thinks) >= 120 // 15
+    assert all(5 <= w <= 15 for w in thinks) and max(thinks) - min(thinks) > 5
+
+
+def test_the_last_line_is_the_verdict_of_issue_16(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions = offline_round(3, now=50.0, until=10.0, cap=100.0)
+    for n, run in enumerate(r for s in sessions for r in s.runs):
+        run.seconds = 0.1 * (n + 1)  # 0.1 ... 1.1 s over the 11 pages
+    result = summarise(Config(clients=3, think=(5.0, 15.0)), 50.0, sessions, [], [])
+    result["memory"]["idle_after_rounds"] = []
+    monkeypatch.setattr(load_test, "run_load", lambda config: result)
+    assert load_test.main(["--think", "5-15", "--duration", "60"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "think 5-15 s" in lines[0]
+    assert lines[-1] == "page p50 0.60 s, p95 1.10 s, errors 0"  # nearest rank: 11th of 11

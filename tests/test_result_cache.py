@@ -1,13 +1,34 @@
-"""perfboard.result_cache: the dashboard's query results, bounded in bytes."""
+"""perfboard.result_cache: the dashboard's query results, bounded in bytes, and kept until
+what each reads changes (data_changes)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
+import re
+import textwrap
 import threading
 import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import pytest
 
-from perfboard.result_cache import ResultCache, nbytes
+from ingest.results import write_records
+from perfboard import alerts, db, queries
+from perfboard.db import EVERYTHING, Change, ChangeLog
+from perfboard.result_cache import (
+    QUERY_READS,
+    Reads,
+    ResultCache,
+    StoreVersions,
+    nbytes,
+    reads_of,
+)
+from tests.conftest import ingest
 
 
 def frame(rows: int, text: str = "x") -> pd.DataFrame:
@@ -68,3 +89,341 @@ def test_sessions_that_miss_the_same_query_at_once_read_it_once() -> None:
         session.join()
     assert len(reads) == 1 and len(results) == 8
     assert all(r.equals(results[0]) for r in results)
+
+
+# -- the version of what a query reads (issue 16) ---------------------------------------------
+
+
+class FakeStore:
+    """A stamp and a change log that a test moves by hand."""
+
+    def __init__(self) -> None:
+        self.stamp = 0
+        self.rows: list[Change] = [Change(1, EVERYTHING)]  # the migration's commit
+        self.at: dict[int, datetime] = {1: datetime(2020, 1, 1)}
+
+    def commit(self, *changes: tuple[str, set[int] | None]) -> None:
+        seq = max(self.at) + 1
+        self.at[seq] = datetime(2020, 1, 1) + timedelta(seconds=seq)
+        self.rows += [Change(seq, t, None, None if s is None else frozenset(s)) for t, s in changes]
+        self.stamp += 1
+
+    def log(self, after: tuple[int, datetime] | None) -> ChangeLog:
+        newest = max(self.at)
+        head = (newest, self.at[newest])
+        if after is None:
+            return ChangeLog(head, (), True)
+        continues = self.at.get(after[0]) == after[1]
+        return ChangeLog(head, tuple(c for c in self.rows if c.seq > after[0]), continues)
+
+
+def test_a_commit_moves_the_version_of_what_read_its_rows_only() -> None:
+    store = FakeStore()
+    versions = StoreVersions(lambda: store.stamp, store.log)
+    points_a = Reads(frozenset({"measurements", "series"}), series_ids=frozenset({1}))
+    points_b = Reads(frozenset({"measurements", "series"}), series_ids=frozenset({2}))
+    catalog = Reads(frozenset({"measurements", "series"}))
+    phases = Reads(frozenset({"phases"}))
+    first = {r: versions.version(r) for r in (points_a, points_b, catalog, phases)}
+    assert versions.refreshes == 1 and len(set(first.values())) == 1
+    assert versions.version(points_a) == first[points_a] and versions.refreshes == 1  # stat still
+
+    store.commit(("measurements", {1}), ("sources", {1}))
+    assert versions.version(points_a) != first[points_a]
+    assert versions.version(catalog) != first[catalog]
+    assert versions.version(points_b) == first[points_b]
+    assert versions.version(phases) == first[phases]
+    assert versions.refreshes == 2  # one log read for every query after the stat moved
+
+    store.commit(("phases", None))
+    assert versions.version(phases) != first[phases]
+    assert versions.version(points_b) == first[points_b]
+    store.commit((EVERYTHING, None))  # a write that did not say what it wrote
+    assert versions.version(points_b) != first[points_b]
+
+
+def test_a_store_that_moved_without_a_commit_or_was_replaced_is_all_read_again() -> None:
+    stores = [FakeStore()]  # the store under the name the dashboard reads
+    versions = StoreVersions(lambda: stores[0].stamp, lambda after: stores[0].log(after))
+    reads = Reads(frozenset({"phases"}))
+    before = versions.version(reads)
+    stores[0].stamp += 1  # the file changed, and no commit says what: everything, to be safe
+    moved = versions.version(reads)
+    assert moved != before
+    replaced = FakeStore()  # another store under the same name: its commit 1 is another's
+    replaced.at[1] = datetime(2021, 6, 1)
+    replaced.stamp = 99
+    stores[0] = replaced
+    assert versions.version(reads) not in (before, moved)
+    stamp = [0]
+    no_log = StoreVersions(lambda: stamp[0], lambda after: None)  # a store before 0011
+    once = no_log.version(reads)
+    stamp[0] += 1
+    assert no_log.version(reads) != once
+
+
+def test_changes_past_those_kept_count_as_a_change_of_everything() -> None:
+    store = FakeStore()
+    versions = StoreVersions(lambda: store.stamp, store.log, keep=2)
+    other = Reads(frozenset({"phases"}))
+    start = versions.version(other)
+    store.commit(("measurements", {1}))
+    assert versions.version(other) == start
+    store.commit(("measurements", {1}), ("series", {1}))  # 3 changes kept: 1 forgotten
+    assert versions.version(other) != start
+
+
+def result(project: str, batch_size: int, day: int, value: float) -> dict[str, object]:
+    """A result record (docs/results-format.md) of one ERNIE-like series."""
+    return {
+        "schema": "perfboard.result/1",
+        "project": project,
+        "benchmark": project,
+        "task": "inference",
+        "metric": "latency",
+        "unit": "ms",
+        "direction": "lower",
+        "framework": "paddle",
+        "device": "Tesla P4",
+        "params": {"batch_size": batch_size},
+        "testbed": {},
+        "version": f"{day:040x}",
+        "time": f"2020-01-{day:02d}T00:00:00Z",
+        "value": value,
+        "status": "ok",
+        "samples": 10,
+        "warmup": 1,
+        "stats": {},
+        "run": 0,
+    }
+
+
+def test_an_ingest_re_reads_the_cached_queries_of_what_it_changed_and_no_other(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through ui.query on a real store, ingests by the command line: a page never shows
+    data older than the store where what it reads changed, and keeps the rest cached."""
+    from perfboard import ui
+
+    reads: list[str] = []
+    real_read = ui._read
+
+    def counted(fn, path, args):  # type: ignore[no-untyped-def]
+        if fn is not db.change_log:
+            reads.append(fn.__name__)
+        return real_read(fn, path, args)
+
+    monkeypatch.setattr(ui, "_read", counted)
+    ui.RESULTS.clear()
+    write_records([result("ernie", 1, 1, 10.0), result("bert", 1, 1, 20.0)], tmp_path / "a.jsonl")
+    assert ingest("results", str(tmp_path / "a.jsonl")) == 0
+    ids = dict(
+        db.connect(db_path, read_only=True)
+        .execute("SELECT project, series_id FROM series")
+        .fetchall()
+    )
+
+    def page() -> dict[str, object]:
+        return {
+            "ernie": ui.query(queries.series_points, (ids["ernie"],), 2000).value.tolist(),
+            "bert": ui.query(queries.series_points, (ids["bert"],), 2000).value.tolist(),
+            "bert latest": ui.query(queries.latest_per_series, "bert", 10).latest.tolist(),
+            "catalog": ui.query(queries.series_catalog).points.tolist(),
+            "phases": len(ui.query(queries.phases)),
+            "alerts": len(ui.query(queries.alerts)),
+        }
+
+    assert page() == {
+        "ernie": [10.0],
+        "bert": [20.0],
+        "bert latest": [20.0],
+        "catalog": [1, 1],
+        "phases": 0,
+        "alerts": 0,
+    }
+    assert len(reads) == 6
+    reads.clear()
+    page()
+    assert reads == []  # nothing changed: every query served from the cache
+
+    write_records([result("ernie", 1, 2, 11.0)], tmp_path / "b.jsonl")  # ERNIE's series only
+    assert ingest("results", str(tmp_path / "b.jsonl")) == 0
+    shown = page()
+    assert shown["ernie"] == [10.0, 11.0] and shown["catalog"] == [1, 2]  # the new point
+    # Re-read: what reads ERNIE's rows (its points, the catalog of every series), the
+    # alerts (the ingest's detection replaced ERNIE's change points) and what reads the
+    # sources table (phases name their document). BERT's points and latest stayed warm.
+    assert sorted(reads) == ["alerts", "phases", "series_catalog", "series_points"]
+    assert shown["bert"] == [20.0] and shown["bert latest"] == [20.0]
+
+    reads.clear()
+    conn = db.connect(db_path)
+    alerts.set_triage(conn, "abc", "acknowledged", "", "ana")  # the dashboard's one write
+    conn.close()
+    page()
+    assert reads == ["alerts"]
+
+    reads.clear()
+    conn = db.connect(db_path)
+    with db.transaction(conn):  # a write that does not say what it wrote: everything
+        conn.execute("UPDATE series SET unit = 'ms' WHERE series_id = ?", [ids["bert"]])
+    conn.close()
+    page()
+    assert len(reads) == 6
+
+
+# -- what each query reads, as declared (result_cache.QUERY_READS) -----------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = {
+    name
+    for sql in (ROOT / "perfboard" / "migrations").glob("*.sql")
+    for name in re.findall(r"CREATE TABLE (\w+)", sql.read_text(encoding="utf-8"))
+}
+
+
+def sql_of(fn: Any, seen: set[Any]) -> str:
+    """The text of every string a function uses, its own and those of the perfboard
+    functions and constants it names (its SQL, and its helpers' SQL), transitively."""
+    if fn in seen:
+        return ""
+    seen.add(fn)
+    node = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    names = dict(fn.__globals__)
+    for sub in ast.walk(node):  # imports inside the function (to dodge import cycles)
+        if isinstance(sub, ast.ImportFrom) and sub.module:
+            module = importlib.import_module(sub.module)
+            names |= {a.asname or a.name: getattr(module, a.name) for a in sub.names}
+    texts = []
+    for sub in ast.walk(node):
+        value: Any = None
+        if isinstance(sub, ast.Constant):
+            value = sub.value
+        elif isinstance(sub, ast.Name):
+            value = names.get(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+            owner = names.get(sub.value.id)
+            value = getattr(owner, sub.attr, None) if inspect.ismodule(owner) else None
+        if isinstance(value, str):
+            texts.append(value)
+        elif inspect.isfunction(value) and value.__module__.startswith("perfboard."):
+            texts.append(sql_of(value, seen))
+    return "\n".join(texts)
+
+
+def query_function(name: str) -> Any:
+    module, _, function = name.rpartition(".")
+    return getattr(importlib.import_module(module), function)
+
+
+def test_every_declared_query_reads_no_table_it_does_not_declare() -> None:
+    """A query that starts reading another table and is not declared to would be served
+    from the cache after that table changed: its SQL (and its helpers') is checked."""
+    missing = {}
+    for name, declared in QUERY_READS.items():
+        read = set(re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", sql_of(query_function(name), set())))
+        reads = declared(*ARGUMENTS.get(name, ()))
+        assert reads.tables is not None
+        if (read & TABLES) - reads.tables:
+            missing[name] = sorted((read & TABLES) - reads.tables)
+    assert missing == {}, "add these tables to their result_cache.QUERY_READS entries"
+
+
+# Arguments for the declarations that look at theirs.
+ARGUMENTS: dict[str, tuple[Any, ...]] = {
+    "perfboard.queries.changes.series_changes": ((1, 2),),
+    "perfboard.queries.compare.series_range": (1, datetime(2020, 1, 1), datetime(2020, 2, 1)),
+    "perfboard.queries.ops.op_history": (("pair",), (1,), (2,)),
+    "perfboard.queries.series.series_points": ((1, 2), 500),
+    "perfboard.queries.store.latest_per_series": ("ernie", 10),
+}
+
+
+def test_every_query_a_page_runs_is_declared_and_series_arguments_narrow_it() -> None:
+    asked = set()
+    for page in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+        for node in ast.walk(ast.parse(page.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("query", "page_data")
+                and isinstance(node.args[0], ast.Attribute)
+            ):
+                module = {"queries": "perfboard.queries", "ops": "perfboard.ops"}.get(
+                    node.args[0].value.id, f"perfboard.{node.args[0].value.id}"
+                )
+                fn = getattr(importlib.import_module(module), node.args[0].attr)
+                asked.add(f"{fn.__module__}.{fn.__qualname__}")
+    assert len(asked) > 30
+    # The weekly report reads nearly everything: it is left to the default.
+    undeclared = asked - set(QUERY_READS) - {"perfboard.report.render"}
+    assert not undeclared, f"declare what they read in result_cache.QUERY_READS: {undeclared}"
+    assert reads_of("perfboard.report.render", ()) == Reads(None)
+    points = reads_of("perfboard.queries.series.series_points", ((3, 4), 500))
+    assert points.series_ids == {3, 4} and "measurements" in (points.tables or ())
+    assert reads_of("perfboard.queries.store.latest_per_series", (None, 10)).project is None
+
+
+def changes_of_last_commit(conn: Any) -> dict[str, tuple[list[str] | None, list[int] | None]]:
+    rows = conn.execute(
+        "SELECT table_name, projects, series_ids FROM data_changes"
+        " WHERE seq = (SELECT max(seq) FROM data_changes)"
+    ).fetchall()
+    return {table: (projects, series) for table, projects, series in rows}
+
+
+def test_each_commit_records_what_it_wrote_in_its_own_transaction(
+    db_path: Path, tmp_path: Path
+) -> None:
+    doc = tmp_path / "nightly.jsonl"
+    write_records([result("ernie", 1, 1, 10.0)], doc)
+    assert ingest("results", str(doc), "--no-detect") == 0
+    with db.connect(db_path, read_only=True) as conn:
+        assert changes_of_last_commit(conn) == {
+            table: (["", "ernie"], [1]) for table in ("measurements", "series", "sources")
+        }
+    # The same document, now of another series: what it held and what it holds.
+    write_records([result("bert", 8, 2, 20.0)], doc)
+    assert ingest("results", str(doc), "--no-detect") == 0
+    conn = db.connect(db_path)
+    try:
+        assert changes_of_last_commit(conn)["measurements"] == (["", "bert", "ernie"], [1, 2])
+        with db.transaction(conn) as changes:  # said nothing: everything
+            conn.execute("UPDATE series SET unit = 'ms'")
+        assert changes.rows() == [(db.EVERYTHING, None, None)]
+        assert changes_of_last_commit(conn) == {"*": (None, None)}
+        with pytest.raises(RuntimeError), db.transaction(conn) as changes:
+            changes.touch("phases")
+            raise RuntimeError("taken back: so is its record")
+        assert changes_of_last_commit(conn) == {"*": (None, None)}
+        alerts.detect_store(conn, [2])
+        assert changes_of_last_commit(conn) == {
+            "change_points": (None, [2]),
+            "series_noise": (None, [2]),
+        }
+    finally:
+        conn.close()
+
+
+def test_what_a_transaction_says_it_changed_adds_up_and_any_absorbs_a_list() -> None:
+    changes = db.Changes()
+    changes.touch("measurements", "sources", projects=["ernie"], series_ids=iter([3, 1]))
+    changes.touch("measurements", projects=["bert", None], series_ids=[2])
+    changes.touch("sources")  # any row of the sources table: of any project, any series
+    changes.touch("phases", series_ids=range(db.MAX_LISTED + 1))  # too many to list: any
+    assert changes.rows() == [
+        ("measurements", ["bert", "ernie"], [1, 2, 3]),
+        ("phases", None, None),
+        ("sources", None, None),
+    ]
+    assert db.Changes().rows() == [(db.EVERYTHING, None, None)]
+    # A change names its series: a query of others is not affected, one of none of them
+    # (or of every series) is.
+    change = Change(9, "measurements", frozenset({"ernie"}), frozenset({1, 2}))
+    assert not Reads(frozenset({"measurements"}), series_ids=frozenset({3})).affected_by(change)
+    assert Reads(frozenset({"measurements"}), series_ids=frozenset({2, 3})).affected_by(change)
+    assert Reads(frozenset({"measurements"})).affected_by(change)
+    assert not Reads(frozenset({"measurements"}), project="bert").affected_by(change)
+    assert not Reads(frozenset({"phases"})).affected_by(change)
+    assert Reads(frozenset({"phases"})).affected_by(Change(9, db.EVERYTHING))
+    assert Reads(None).affected_by(change)

@@ -335,7 +335,7 @@ PAGE_PARAMS = {
     "phases": ["phase", "x"],
     "trends": [
         *("metric", "x", "log", "benchmark", "framework", "device", "precision"),
-        *("batch_size", "seq_len", "threads", "project"),
+        *("batch_size", "seq_len", "threads", "project", "lines", "dates"),
     ],
     "prs": ["pr"],
     "compare": ["part", "a_kind", "a", "b_kind", "b", "dim", "metric", "series", "from", "to"],

@@ -443,16 +443,17 @@ def fixed(expression: str) -> bool:
 
 SPLICED = {
     "perfboard/alerts.py": {
-        "table": "a name from the fixed tuple ('change_points', 'series_noise')",
+        "table": "a name from a fixed tuple ('change_points', 'series_noise'; or"
+        " 'alert_triage', 'alert_triage_log')",
         "scope": "a fixed WHERE clause whose values are $ids and $project, bound",
     },
-    "perfboard/queries/compare.py": {
     "perfboard/check.py": {
         "columns": "the fixed _IDENTITY column names, params and testbed cast to VARCHAR",
     },
     "perfboard/db.py": {
         "table": "a name from the fixed _SOURCE_TABLES tuple",
     },
+    "perfboard/queries/compare.py": {
         "sql": "one of compare_side's f-strings, which splice only _HASH and _LAST_BEFORE",
     },
     "ingest/results.py": {

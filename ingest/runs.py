@@ -257,15 +257,16 @@ class _LineLabels:
 def _record_key(item: object) -> tuple[object, ...] | None:
     """What may occur once per run: a second occurrence starts the next run."""
     if type(item) is Measurement:
+        params, stats = item.params, item.stats
         return (
             "m",
             item.benchmark,
             item.task,
             item.metric,
             item.framework,
-            tuple(sorted(item.params.items())),
-            item.stats.get("thread_id"),
-            item.stats.get("statistic"),
+            tuple(sorted(params.items())) if params else (),
+            stats.get("thread_id") if stats else None,
+            stats.get("statistic") if stats else None,
         )
     event = getattr(item, "event", None)
     if event is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -360,3 +361,58 @@ def test_large_text_without_the_format_is_cheap() -> None:
     start = time.perf_counter()
     assert list(profiler.parse(doc)) == []
     assert time.perf_counter() - start < 2.0
+
+
+PROFILE_SAMPLES = (
+    "benchmark-165_2019-09-11_xreki_fc-elementwise-layernorm.md",
+    "benchmark-165_xreki_profile-report.md",
+    "benchmark-148_2019-08-01_wangchaochaohu_profile-timeline.md",
+)
+
+
+@pytest.mark.parametrize("name", PROFILE_SAMPLES)
+def test_column_reader_gives_what_the_row_reader_gives(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table of plain rows is read a column at a time (_plain_rows); the line-by-line
+    reader must find the very same events, fields and problems in the real reports."""
+    plain = profiler._plain_rows
+    tables_read_by_column: list[object] = []
+
+    def counted(*args: Any) -> Any:
+        read = plain(*args)
+        if read[0]:
+            tables_read_by_column.append(read)
+        return read
+
+    monkeypatch.setattr(profiler, "_plain_rows", counted)
+    fast = list(profiler.parse(sample_doc(name)))
+    assert tables_read_by_column, "no table of the sample took the column reader"
+    monkeypatch.setattr(profiler, "_plain_rows", lambda doc, pos, *args: ([], pos))
+    careful = list(profiler.parse(sample_doc(name)))
+    assert fast == careful
+    assert any(isinstance(item, ProfileEvent) for item in fast)
+
+
+@pytest.mark.parametrize(
+    "unit, row, total",
+    [
+        ("us", "thread0::fc  10  1890  1.5 (0.5) 1.5 (0.5)  1  2  1.5  0.1", 1.89),
+        ("s", "thread0::fc  10  0.25  0.125 (0.5) 0.125 (0.5)  0.1  0.2  0.15  0.1", 250.0),
+        ("ms", "thread0::fc  10  1e999  1.5 (0.5) 1.5 (0.5)  1  2  1.5  0.1", None),
+        ("ms", "thread0::fc  10.5  3  1.5 (0.5) 1.5 (0.5)  1  2  1.5  0.1", None),
+        ("ms", "thread0::fc  10  3  1.5 (0.5) 1.5 (1.5)  1  2  1.5  0.1", None),
+    ],
+)
+def test_column_reader_units_and_values_out_of_range(
+    unit: str, row: str, total: float | None
+) -> None:
+    """Converted as the row reader converts (1890 us is 1.89 ms, not 1.8900000000000001);
+    an infinite time, a fractional count or a ratio above 1 leave the table to the row
+    reader, which makes them problems."""
+    doc = text_doc(f"Place: All\nTime unit: {unit}\n\n{HEADER}\n{row}\n")
+    events, problems = _split(doc)
+    if total is None:
+        assert events == [] and len(problems) == 1
+    else:
+        assert [e.total for e in events] == [total] and problems == []

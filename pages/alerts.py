@@ -23,6 +23,74 @@ from perfboard.ui import (
 
 PAGE = "alerts"  # the scope of this page's URL state in the session
 
+# How the list can be ordered: the column each sorts on, largest first.
+ORDERS = {"size x confidence": "score", "newest first": "after_at"}
+WORSE, BETTER = "#d55e00", "#009e73"  # charts' vermilion and green (Okabe-Ito)
+
+
+def rank_alerts(found: pd.DataFrame) -> pd.DataFrame:
+    """The alerts with what ranks them: score = |largest change| x confidence, and
+    within_noise when every series of the alert is too noisy to alert on its own."""
+    return found.assign(
+        score=found.largest_pct.abs() * found.confidence,
+        within_noise=found.noisy_series >= found.series,
+    )
+
+
+def kind_colour(value: object) -> str:
+    """A cell's colour by what the change means for its metric (the kind says it, by the
+    series' direction): a regression in vermilion, an improvement in green."""
+    if value == "regression":
+        return f"color: {WORSE}"
+    if value == "improvement":
+        return f"color: {BETTER}"
+    return ""
+
+
+def show_moved_most(ranked: pd.DataFrame, limit: int = 5) -> None:
+    """The few open alerts of the latest week of data that matter most."""
+    latest = ranked.after_at.max()
+    if pd.isna(latest):
+        return
+    week = ranked[
+        (ranked.after_at > latest - pd.Timedelta(days=7))
+        & ranked.status.isin(["new", "acknowledged"])
+        & ~ranked.within_noise
+    ].nlargest(limit, "score")
+    if week.empty:
+        return
+    st.markdown(f"**Moved most in the week to {latest:%Y-%m-%d}**")
+    lines = []
+    for row in week.itertuples():
+        what = md_escape(str(row.largest_series or row.project))
+        lines.append(
+            f"- [{row.largest_pct:+.1f}% {row.kind}](/alerts?alert={row.alert_key}) · {what}"
+            f" · {int(row.series)} series · confidence {row.confidence:.3f}"
+        )
+    st.markdown("\n".join(lines))
+
+
+def bulk_triage(keys: list[str]) -> None:
+    """One triage for the selected alerts."""
+    with st.form("bulk_triage"):
+        st.markdown(f"**Triage the {len(keys)} selected alerts**")
+        cols = st.columns([1, 2, 1])
+        status = cols[0].selectbox("Status", alerts.STATUSES, index=1)
+        note = cols[1].text_input("Note")
+        who = cols[2].text_input(
+            "Who", value=st.session_state.get("triage_who") or getpass.getuser()
+        )
+        if st.form_submit_button(f"Set {len(keys)} alerts to this status"):
+            st.session_state["triage_who"] = who
+            try:
+                write(alerts.set_triage_many, keys, status, note, who)
+            except (StoreError, ValueError) as error:
+                st.error(f"Not saved: {error}. What you typed is still in the form.")
+            else:
+                st.toast(f"Triage saved for {len(keys)} alerts: {status}.")
+                st.rerun()
+
+
 st.title("Alerts")
 try:
     found = query(queries.alerts)
@@ -60,43 +128,63 @@ if asked not in set(found.alert_key):
     if found.empty:
         st.info("No change point detected.")
         st.stop()
+    ranked = rank_alerts(found)
+    show_moved_most(ranked)
+    # Pills, not multiselects: the chosen values stay readable in a narrow window.
+    statuses = st.pills(
+        "Status", alerts.STATUSES, selection_mode="multi", default=["new", "acknowledged"]
+    )
     cols = st.columns(3)
-    statuses = cols[0].multiselect("Status", alerts.STATUSES, default=["new", "acknowledged"])
-    kinds = cols[1].multiselect("Kind", ["regression", "improvement", "mixed"])
-    projects = cols[2].multiselect("Project", sorted(found.project.unique()))
-    shown = found[found.status.isin(statuses or alerts.STATUSES)]
+    kinds = cols[0].pills("Kind", ["regression", "improvement", "mixed"], selection_mode="multi")
+    projects = cols[1].multiselect("Project", sorted(found.project.unique()))
+    order = cols[2].radio(
+        "Order",
+        list(ORDERS),
+        horizontal=True,
+        help="size x confidence: |largest change| x"
+        " confidence, so a large sure change comes before a small or doubtful one",
+    )
+    shown = ranked[ranked.status.isin(statuses or alerts.STATUSES)]
     if kinds:
         shown = shown[shown.kind.isin(kinds)]
     if projects:
         shown = shown[shown.project.isin(projects)]
-    shown = shown.assign(open="/alerts?alert=" + shown.alert_key)
+    quiet = int(shown.within_noise.sum())
+    if quiet and not st.toggle(f"Show the {quiet} changes within noise", value=False):
+        shown = shown[~shown.within_noise]
+    shown = shown.sort_values(ORDERS[order], ascending=False, kind="stable")
+    shown = shown.assign(open="/alerts?alert=" + shown.alert_key).reset_index(drop=True)
     st.caption(
         f"{len(shown)} of {len(found)} alerts. A regression is a change for the worse by the "
         "series' own direction (latency up, throughput down); confidence is one minus the "
         "step's p-value, counted ten times weaker for a step of a noisy series. A drift is "
-        "a gradual change (a ramp between two levels), reported once, not as a staircase."
+        "a gradual change (a ramp between two levels), reported once, not as a staircase. "
+        "Within noise: every series of the alert is too noisy to alert on its own. Select "
+        "rows to triage them together."
     )
-    st.dataframe(
-        shown[
-            [
-                "open",
-                "after_at",
-                "project",
-                "kind",
-                "largest_pct",
-                "series",
-                "largest_series",
-                "before_version",
-                "after_version",
-                "confidence",
-                "noisy_series",
-                "drifts",
-                "status",
-                "note",
-            ]
-        ],
+    columns = [
+        "open",
+        "after_at",
+        "project",
+        "kind",
+        "largest_pct",
+        "confidence",
+        "series",
+        "largest_series",
+        "before_version",
+        "after_version",
+        "noisy_series",
+        "drifts",
+        "status",
+        "note",
+    ]
+    picked = st.dataframe(
+        shown[columns].style.map(kind_colour, subset=["kind", "largest_pct"]),
         hide_index=True,
         width="stretch",
+        on_select="rerun",
+        selection_mode="multi-row",
+        key="alert_rows",
         column_config={
             "open": st.column_config.LinkColumn("alert", display_text="open"),
             "after_at": st.column_config.DatetimeColumn("first point after", format="YYYY-MM-DD"),
@@ -112,6 +200,9 @@ if asked not in set(found.alert_key):
             ),
         },
     )
+    chosen = [str(shown.alert_key.iloc[i]) for i in picked.selection.rows if i < len(shown)]
+    if chosen:
+        bulk_triage(chosen)
     st.stop()
 
 # -- one alert ------------------------------------------------------------------------------

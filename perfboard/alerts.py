@@ -294,22 +294,29 @@ def _replace(
 def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str, who: str) -> None:
     """Set an alert's triage, and log the change; the alert need not be detected now
     (a triage set on an alert stays when a later detection no longer finds it)."""
+    set_triage_many(conn, [key], status, note, who)
+
+
+def set_triage_many(
+    conn: duckdb.DuckDBPyConnection, keys: list[str], status: str, note: str, who: str
+) -> None:
+    """One triage for several alerts at once (the Alerts page's bulk triage), in one
+    transaction: all of them are set, or none."""
     if status not in STATUSES:
         raise ValueError(f"triage status must be one of {', '.join(STATUSES)}, not {status!r}")
     if not who.strip():
         raise ValueError("say who sets the triage")
     now = datetime.now(UTC).replace(tzinfo=None)
+    rows = [[key, status, note or None, who.strip(), now] for key in dict.fromkeys(keys)]
+    if not rows:
+        return
     with db.transaction(conn) as changes:
         changes.touch("alert_triage", "alert_triage_log")
         # DELETE then INSERT, not an upsert: a DuckLake store has no keys to upsert on.
-        conn.execute("DELETE FROM alert_triage WHERE alert_key = ?", [key])
-        conn.execute(
-            "INSERT INTO alert_triage (alert_key, status, note, set_by, set_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [key, status, note or None, who.strip(), now],
-        )
-        conn.execute(
-            "INSERT INTO alert_triage_log (alert_key, status, note, set_by, set_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [key, status, note or None, who.strip(), now],
-        )
+        conn.executemany("DELETE FROM alert_triage WHERE alert_key = ?", [[r[0]] for r in rows])
+        for table in ("alert_triage", "alert_triage_log"):
+            conn.executemany(
+                f"INSERT INTO {table} (alert_key, status, note, set_by, set_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )

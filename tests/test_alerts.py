@@ -337,3 +337,55 @@ def test_detection_on_every_core_stores_what_one_core_does(
     parallel = conn.execute(query).fetchall()
     conn.close()
     assert len(serial) == 4 and parallel == serial
+
+
+def test_alerts_rank_by_size_and_confidence_and_hide_changes_within_noise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ERNIE on a P4 falls 20 % (10 -> 8 ms), then 2.5 % more (8 -> 7.8 ms; -19.8 % and
+    -2.7 % with the noise): newest first would put the small change on top; size x
+    confidence puts the large one there. An alert whose every series is too noisy to
+    alert on its own is hidden until asked for."""
+    target = tmp_path / "ranked.duckdb"
+    path = nightly(
+        tmp_path / "ranked.jsonl", batch_sizes=(1,), levels=[(10, 30), (8, 30), (7.8, 30)]
+    )
+    assert ingest("results", str(path), "--db", str(target)) == 0
+    conn = db.connect(target)
+    found = queries.alerts(conn)
+    assert sorted(round(p, 1) for p in found.largest_pct) == [-19.8, -2.7]
+    conn.close()
+    at = run_page(monkeypatch, target, "pages/alerts.py")
+    [table] = [d.value for d in at.dataframe]
+    assert [round(p, 1) for p in table.largest_pct] == [-19.8, -2.7]
+    assert "Moved most in the week to" in " ".join(m.value for m in at.markdown)
+    at.radio[0].set_value("newest first").run()
+    [table] = [d.value for d in at.dataframe]
+    assert [round(p, 1) for p in table.largest_pct] == [-2.7, -19.8]
+
+    conn = db.connect(target)
+    conn.execute("UPDATE change_points SET noisy = true WHERE abs(change_pct) < 5")
+    conn.close()
+    at = run_page(monkeypatch, target, "pages/alerts.py")
+    [table] = [d.value for d in at.dataframe]
+    assert [round(p, 1) for p in table.largest_pct] == [-19.8]
+    [toggle] = at.toggle
+    assert toggle.label == "Show the 1 changes within noise"
+    toggle.set_value(True).run()
+    [table] = [d.value for d in at.dataframe]
+    assert len(table) == 2
+
+
+def test_bulk_triage_sets_every_alert_in_one_transaction(store: Path) -> None:
+    conn = db.connect(store)
+    alerts.detect_store(conn)
+    keys = list(queries.alerts(conn).alert_key)
+    assert len(keys) == 2
+    alerts.set_triage_many(conn, keys, "acknowledged", "both seen on P4", "xreki")
+    with pytest.raises(ValueError, match="triage status"):
+        alerts.set_triage_many(conn, keys, "done", "", "xreki")  # nothing set
+    rows = conn.execute("SELECT alert_key, status, note FROM alert_triage ORDER BY 1").fetchall()
+    logged = conn.execute("SELECT count(*) FROM alert_triage_log").fetchone()
+    conn.close()
+    assert rows == [(k, "acknowledged", "both seen on P4") for k in sorted(keys)]
+    assert logged == (2,)

@@ -431,7 +431,8 @@ def _store(
     releases: list[Release],
     rewrite: bool,
 ) -> None:
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.touch("commits", "releases", "git_walks")
         if rewrite:
             conn.execute("DELETE FROM commits WHERE repo = ?", [name])
         conn.register("_walked", table)

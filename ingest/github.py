@@ -110,7 +110,8 @@ def store_pulls(
     A list answer lacks additions/deletions: what a single-PR answer gave is kept.
     """
     table = pa.Table.from_pylist(rows, schema=pa.schema(list(_PULL_COLUMNS.items())))
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.touch("pull_requests")
         if rows:
             conn.register("_synced_pulls", table)
             conn.execute(_UPSERT, [datetime.now(UTC).replace(tzinfo=None)])
@@ -447,6 +448,7 @@ def store_issue(
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     gone = pipeline.forget_missing(conn, f"{issue['html_url']}#issuecomment-", seen)
     if isinstance(cache, DuckDBCache):
-        with db.transaction(conn):
+        with db.transaction(conn) as changes:
+            changes.touch("http_cache")
             cache.save()
     return IssueSyncResult(outcomes, gone, 0)

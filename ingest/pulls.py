@@ -95,7 +95,8 @@ def load_pulls_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> PullsLoaded:
                 ]
             ),
         )
-        with db.transaction(conn):
+        with db.transaction(conn) as changes:
+            changes.touch("pull_requests")
             conn.register("_pulls", table)
             # MERGE, not INSERT OR REPLACE: a DuckLake store has no keys to upsert on.
             conn.execute(

@@ -8,16 +8,19 @@ import getpass
 import pandas as pd
 import streamlit as st
 
-from perfboard import alerts, charts, queries
-from perfboard.errors import StoreError
+from perfboard import alert_issue, alerts, charts, queries, settings
+from perfboard.errors import StoreError, UsageError
+from perfboard.github_api import GitHubError
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
+from perfboard.queries.labels import MISSING
 from perfboard.ui import (
     StoreMissing,
     missing_store_notice,
     query,
     to_url,
     url_text,
+    view_title,
     write,
 )
 
@@ -70,6 +73,15 @@ def show_moved_most(ranked: pd.DataFrame, limit: int = 5) -> None:
     st.markdown("\n".join(lines))
 
 
+def default_repo() -> str:
+    """Where alerts are filed ([notify] issue_repo), "" when not set or unreadable (the
+    field then asks for one; `perfboard file-issue` says what is wrong with the file)."""
+    try:
+        return settings.current().notify.issue_repo or ""
+    except UsageError:
+        return ""
+
+
 def bulk_triage(keys: list[str]) -> None:
     """One triage for the selected alerts."""
     with st.form("bulk_triage"):
@@ -91,7 +103,7 @@ def bulk_triage(keys: list[str]) -> None:
                 st.rerun()
 
 
-st.title("Alerts")
+view_title("Alerts")
 try:
     found = query(queries.alerts)
 except StoreMissing as missing:
@@ -185,6 +197,7 @@ if asked not in set(found.alert_key):
         on_select="rerun",
         selection_mode="multi-row",
         key="alert_rows",
+        placeholder=MISSING,
         column_config={
             "open": st.column_config.LinkColumn("alert", display_text="open"),
             "after_at": st.column_config.DatetimeColumn("first point after", format="YYYY-MM-DD"),
@@ -266,6 +279,7 @@ st.dataframe(
         ]
     ],
     hide_index=True,
+    placeholder=MISSING,
     width="stretch",
     column_config={
         "before": st.column_config.NumberColumn(format="%.4g"),
@@ -281,8 +295,8 @@ st.markdown("**Suspected pull requests** (merged between the two sides of the ch
 suspects = query(queries.alert_suspects, asked)
 if suspects.empty:
     st.caption(
-        "None known: walk the repository with `python -m ingest git` or sync its PRs with "
-        "`python -m ingest github-prs --all` to see what landed between these versions."
+        "No PR is known to have landed between these versions: walk the repository with"
+        " `python -m ingest git` or sync its PRs with `python -m ingest github-prs --all`."
     )
 else:
     suspects["link"] = pr_links([None] * len(suspects), suspects.repo, suspects.pr_number)
@@ -315,3 +329,26 @@ with st.form("triage"):
             st.rerun()
 if not pd.isna(alert.set_by):
     st.caption(f"Last set by {md_escape(alert.set_by)} at {alert.set_at:%Y-%m-%d %H:%M} UTC.")
+
+issue = query(alert_issue.filed_issue, asked)
+if issue and safe_https(issue):
+    st.markdown(f"Filed as [{md_escape(issue)}]({safe_https(issue)}).")
+else:
+    with st.form("file_issue"):
+        st.caption(
+            "File this alert as a GitHub issue: its table of series, the suspects and this"
+            " page's link (as `python -m perfboard file-issue`)."
+        )
+        cols = st.columns([2, 1])
+        repo = cols[0].text_input("Repository", value=default_repo(), placeholder="OWNER/REPO")
+        filer = cols[1].text_input(
+            "Who", value=st.session_state.get("triage_who") or getpass.getuser(), key="filer"
+        )
+        if st.form_submit_button("File an issue"):
+            try:
+                filed = write(alert_issue.file_issue, asked, repo.strip() or None, filer)
+            except (StoreError, UsageError, GitHubError) as error:
+                st.error(f"Not filed: {md_escape(str(error))}")
+            else:
+                st.toast(f"Filed: {filed}")
+                st.rerun()

@@ -15,7 +15,7 @@ from perfboard import charts, compare, queries
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING, unique_labels
-from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value
+from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value, view_title
 
 PARTS = ["Two versions", "Paired variants", "Attribution"]
 KINDS = ("version", "release", "date")
@@ -26,7 +26,7 @@ DIMENSION_NAMES = {
     "framework": "framework (Paddle against every other framework)",
 }
 
-st.title("Compare")
+view_title("Compare")
 catalog = page_data(
     queries.series_catalog,
     empty="Nothing to compare yet: ingest benchmark documents with `python -m ingest auto PATH` "

@@ -21,11 +21,12 @@ from perfboard.ui import (
     url_reset,
     url_state,
     url_text,
+    view_title,
 )
 
 PAGE = "explain"  # the scope of this page's pickers in the session
 
-st.title("Explain a change")
+view_title("Explain a change")
 try:
     found = query(queries.alerts)
     catalog = query(queries.series_catalog)

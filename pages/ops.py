@@ -12,7 +12,7 @@ from perfboard import charts, ops, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value
+from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value, view_title
 
 ALL_OPS, ALL_DEVICES, BOTH = "all ops", "all devices", "both"
 DIRECTIONS = [BOTH, "forward", "backward"]
@@ -42,7 +42,7 @@ def pills(words: pd.Series, verdicts: pd.Series) -> tuple[list[list[str]], list[
     return [[w] if w != "–" else [] for w in words], options, [colour_of[o] for o in options]
 
 
-st.title("Ops")
+view_title("Ops")
 results = page_data(
     queries.op_results,
     ops.METRICS,

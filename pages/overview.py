@@ -10,7 +10,7 @@ from perfboard import queries
 from perfboard.changes import describe_change
 from perfboard.links import pr_links, safe_https
 from perfboard.queries.labels import MISSING
-from perfboard.ui import StoreMissing, missing_store_notice, query
+from perfboard.ui import StoreMissing, missing_store_notice, query, view_title
 
 SPARK_POINTS = 40
 
@@ -21,7 +21,7 @@ def format_value(value: float | None, unit: str, status: str = "ok") -> str:
     return f"{value:.4g} {unit}"
 
 
-st.title("Overview")
+view_title("Overview")
 try:
     totals = query(queries.counts)
 except StoreMissing as missing:

@@ -16,14 +16,14 @@ from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_text
+from perfboard.ui import page_data, query, to_url, url_state, url_text, view_title
 
 TOP = 30  # bars a chart draws: more than this is not readable as labels
 PARENTS = 20  # nested-event expanders drawn; the rest of the parents share one
 NOTHING = ""  # "Compare with": no second run
 PAGE = "profiles"  # the scope of this page's pickers in the session
 
-st.title("Profiles")
+view_title("Profiles")
 runs = page_data(
     queries.profile_runs,
     empty="No profiler reports yet. `python -m ingest profiles PATH` (or `auto`) reads Paddle "

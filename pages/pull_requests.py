@@ -9,11 +9,11 @@ from perfboard import queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state
+from perfboard.ui import page_data, query, to_url, url_state, view_title
 
 PAGE = "prs"  # the scope of this page's pickers in the session
 
-st.title("Pull requests")
+view_title("Pull requests")
 prs = page_data(
     queries.referenced_prs,
     empty="No PR is referenced yet: phase tables name them in their PR column, and "

@@ -10,11 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import queries, report
-from perfboard.ui import page_data, query, to_url, url_state
+from perfboard.ui import page_data, query, to_url, url_state, view_title
 
 PAGE = "report"  # the scope of this page's pickers in the session
 
-st.title("Weekly report")
+view_title("Weekly report")
 weeks = page_data(queries.report_weeks, empty="Nothing to report yet: ingest some documents first.")
 mondays = [monday.date() for monday in pd.to_datetime(weeks.monday)]
 labels = [report.week_label(m) for m in mondays]

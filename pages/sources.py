@@ -8,11 +8,11 @@ from perfboard import queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_value, whole_number
+from perfboard.ui import page_data, query, to_url, url_state, url_value, view_title, whole_number
 
 PAGE = "sources"  # the scope of this page's pickers in the session
 
-st.title("Sources")
+view_title("Sources")
 sources = page_data(
     queries.sources,
     empty="No documents ingested yet: `python -m ingest auto PATH` reads files or folders.",

@@ -150,7 +150,8 @@ def _store(
     """The issue on the alert, and its triage: a new alert becomes acknowledged (its note
     kept); the log says the issue was filed, by whom."""
     now = datetime.now(UTC).replace(tzinfo=None)
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.touch("alert_issues", "alert_triage", "alert_triage_log")
         conn.execute(
             "INSERT INTO alert_issues (alert_key, repo, number, url, filed_by, filed_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",

@@ -1022,7 +1022,8 @@ def store_run(
     """Keep the run in check_runs / check_results, in one transaction; its id. Nothing
     goes to measurements: the main branch's series stay as they are."""
     now = datetime.now(UTC).replace(tzinfo=None)
-    with db.transaction(conn):
+    with db.transaction(conn) as changes:
+        changes.touch("check_runs", "check_results")
         # Ids picked here, not by a sequence: a DuckLake store has none (lake.lake_ddl).
         run_id = conn.execute(
             "SELECT coalesce(max(check_run_id), 0) + 1 FROM check_runs"

@@ -184,6 +184,7 @@ _MEASURED = ("measurements", "series", "sources")
 # and slow to stay warm). A query that reads other series' rows than its arguments name
 # (compare_side's versions, series_steps' alerts) is declared by table only.
 QUERY_READS: dict[str, Callable[..., Reads]] = {
+    "perfboard.alert_issue.filed_issue": tables("alert_issues"),
     "perfboard.queries.changes.alert_changes": tables("change_points", "series", "sources"),
     "perfboard.queries.changes.alert_suspects": tables(
         "change_points", "commits", "milestones", "pull_requests"

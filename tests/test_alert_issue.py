@@ -169,3 +169,29 @@ def test_the_page_files_through_a_client_of_its_own_and_text_is_escaped(
     with pytest.raises(alert_issue.AlreadyFiled, match=f"has an issue already: {url}"):
         alert_issue.file_issue(conn, SECOND, REPO, "NHZlX", client)
     conn.close()
+
+
+def test_the_alerts_page_files_the_issue_and_then_shows_its_link(
+    detected: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From an alert's page: the form files the issue on [notify] issue_repo through the
+    GitHub client (GITHUB_API_URL), and the page then shows the issue in place of the form."""
+    from tests.test_app import run_page
+
+    monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+    page = run_page(monkeypatch, detected, "pages/alerts.py", alert=SECOND)
+    [form_repo] = [t for t in page.text_input if t.label == "Repository"]
+    assert form_repo.value == REPO
+    [button] = [b for b in page.button if b.label == "File an issue"]
+    button.click()
+    page.run()
+    assert not page.exception, page.exception
+    [created] = posts(github)
+    assert created["title"] == TITLE
+    conn = db.connect(detected, read_only=True)
+    url = alert_issue.filed_issue(conn, SECOND)
+    conn.close()
+    assert url is not None and url.startswith(f"https://github.com/{REPO}/issues/")
+    again = run_page(monkeypatch, detected, "pages/alerts.py", alert=SECOND)
+    assert any(url in m.value for m in again.markdown)
+    assert not [b for b in again.button if b.label == "File an issue"]

@@ -8,6 +8,7 @@ import streamlit as st
 from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
+from perfboard.queries.labels import MISSING
 from perfboard.ui import page_data, query, to_url, url_state, view_title
 
 X_AXES = {"order": "milestone order", "date": "record date"}
@@ -124,6 +125,7 @@ st.dataframe(
     ],
     hide_index=True,
     width="stretch",
+    placeholder=MISSING,  # the first row has no PR and nothing to reduce from
     column_config={
         "value": st.column_config.NumberColumn(f"value ({unit})", format="%.4g"),
         "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),

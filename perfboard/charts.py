@@ -639,40 +639,40 @@ def attribution_waterfall(
         ),
         legend=alt.Legend(orient="bottom"),
     )
-    tooltip = [
-        alt.Tooltip("label:N", title="step"),
-        alt.Tooltip("pr:N", title="PR"),
-        alt.Tooltip("title:N", title="PR title"),
-        alt.Tooltip("delta:Q", title=f"change ({unit})", format="+.4g"),
-        alt.Tooltip("level_from:Q", title=f"from ({unit})", format=".4g"),
-        alt.Tooltip("level_to:Q", title=f"to ({unit})", format=".4g"),
-    ]
+    tips = tooltip(
+        [
+            ("label:N", "step"),
+            ("pr:N", "PR"),
+            ("title:N", "PR title"),
+            ("delta:Q", f"change ({unit})", "+.4g"),
+            ("level_from:Q", f"from ({unit})", ".4g"),
+            ("level_to:Q", f"to ({unit})", ".4g"),
+        ]
+    )
     y_title = f"value ({unit})" if unit else "value"
     scale = alt.Scale(zero=False, padding=16)
     levels = (
         alt.Chart(data)
         .transform_filter(alt.FieldOneOfPredicate(field="kind", oneOf=["start", "end"]))
-        .mark_bar(size=36)
+        .mark_bar(size=36, tooltip=tips)
         .encode(
             x=x,
             # No stacking: a bar without a y2 field would be stacked onto 0.
             y=alt.Y("level_to:Q", title=y_title, scale=scale, stack=None),
             y2=alt.value("height"),
             color=color,
-            tooltip=tooltip,
         )
     )
     steps = (
         alt.Chart(data)
         .transform_filter(alt.FieldOneOfPredicate(field="kind", oneOf=["step", "unexplained"]))
-        .mark_bar(size=36, cursor="pointer")
+        .mark_bar(size=36, cursor="pointer", tooltip=tips)
         .encode(
             x=x,
             y=alt.Y("level_from:Q", title=y_title, scale=scale),
             y2="level_to:Q",
             color=color,
             href=PR_HREF,
-            tooltip=tooltip,
         )
     )
     labels = (
@@ -819,27 +819,31 @@ def profile_diff(rows: pd.DataFrame, top: int = 30) -> alt.LayerChart:
         ),
         legend=alt.Legend(orient="top"),
     )
-    tooltip = [
-        alt.Tooltip("event:N", title="event"),
-        alt.Tooltip("status:N", title="status"),
-        alt.Tooltip("total_a:Q", title="A (ms)", format=",.4g"),
-        alt.Tooltip("total_b:Q", title="B (ms)", format=",.4g"),
-        alt.Tooltip("delta:Q", title="B − A (ms)", format="+,.4g"),
-        alt.Tooltip("delta_share:Q", title="of A's total", format="+.2%"),
-        alt.Tooltip("calls_a:Q", title="calls A", format=","),
-        alt.Tooltip("calls_b:Q", title="calls B", format=","),
-        alt.Tooltip("note:N", title="note"),
-    ]
+    # Times as written in a report ("32,332.5 ms", not "3.233e+4"); an op of one side only
+    # has no B (or A), change or share: those rows are left out, not shown as null.
+    tips = tooltip(
+        [
+            ("event:N", "event"),
+            ("status:N", "status"),
+            ("total_a:Q", "A (ms)", ",.6~g"),
+            ("total_b:Q", "B (ms)", ",.6~g"),
+            ("delta:Q", "B − A (ms)", "+,.6~g"),
+            ("delta_share:Q", "of A's total", "+.2%"),
+            ("calls_a:Q", "calls A", ","),
+            ("calls_b:Q", "calls B", ","),
+            ("note:N", "note"),
+        ]
+    )
     base = alt.Chart(data).encode(y=y)
     changed = (
         base.transform_filter("!datum.one_side")
-        .mark_bar(height=16)
-        .encode(x=x, x2=alt.datum(0), color=color, tooltip=tooltip)
+        .mark_bar(height=16, tooltip=tips)
+        .encode(x=x, x2=alt.datum(0), color=color)
     )
     one_side = (
         base.transform_filter("datum.one_side")
-        .mark_bar(height=16, fillOpacity=0.35, strokeWidth=1.5, strokeDash=[4, 2])
-        .encode(x=x, x2=alt.datum(0), color=color, stroke=color, tooltip=tooltip)
+        .mark_bar(height=16, fillOpacity=0.35, strokeWidth=1.5, strokeDash=[4, 2], tooltip=tips)
+        .encode(x=x, x2=alt.datum(0), color=color, stroke=color)
     )
     origin = alt.X("zero:Q", scale=x_scale)
     labels_right = (

@@ -306,6 +306,12 @@ class Changes:
 
     def __init__(self) -> None:
         self.tables: dict[str, TableChange] = {}
+        self.no_rows = False  # nothing() was said: no row of data_changes at all
+
+    def nothing(self) -> None:
+        """No data changed (a lake's compaction rewrites files, not rows): nothing is
+        recorded. DuckLake refuses a transaction that compacts and writes rows too."""
+        self.no_rows = True
 
     def touch(
         self,
@@ -403,7 +409,7 @@ def _has_change_log(conn: duckdb.DuckDBPyConnection) -> bool:
 def _record(conn: duckdb.DuckDBPyConnection, changes: Changes) -> None:
     """Inside the transaction: its rows of data_changes, numbered after the last commit's
     (the largest + 1, as ids are: one writer at a time, and a lake has no sequences)."""
-    if not _has_change_log(conn):
+    if changes.no_rows or not _has_change_log(conn):
         return
     (seq,) = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM data_changes").fetchone()
     now = datetime.now(UTC).replace(tzinfo=None)

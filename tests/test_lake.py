@@ -126,7 +126,8 @@ def test_every_migration_becomes_a_lake_schema_with_the_file_stores_columns(
         ddl = lake.lake_ddl(migration.path.read_text(encoding="utf-8")).upper()
         statements = re.sub(r"--[^\n]*", "", ddl)  # the comments may say "unique"
         for refused in ("PRIMARY KEY", "UNIQUE", "CHECK", "SEQUENCE", "NEXTVAL", "INDEX"):
-            assert refused not in statements, (migration.name, refused)
+            # As a word: a table may be named check_runs.
+            assert not re.search(rf"\b{refused}\b", statements), (migration.name, refused)
     db.connect(lake_uri).close()
     db.connect(tmp_path / "file.duckdb").close()
     columns = (

@@ -54,7 +54,7 @@ if link:
 st.subheader("Measurements and the text they were read from")
 measured = query(queries.source_measurements, source_id, int(line) if line else None)
 if measured.empty:
-    st.caption("None" + (f" on line {line}." if line else ": this document holds no measurement."))
+    st.caption(f"No measurement on line {line}." if line else "This document holds no measurement.")
 else:
     st.dataframe(
         measured,

@@ -352,13 +352,14 @@ def test_trends_shows_one_model_with_years_and_the_picker_changes_the_lines(
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "trends-default.png"), full_page=True)
     # The picker: take a line out, and the chart and the URL follow.
+    from playwright.sync_api import expect  # waits for the condition, not for a time
+
     chips.first.locator('button[aria-label^="Remove "]').click()
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
-    page.wait_for_timeout(800)
-    assert chips.count() == 3
-    assert "lines=" in page.url
+    expect(chips).to_have_count(3)
+    page.wait_for_url("**lines=*")  # the URL follows the pick
     legend = page.locator(".vega-embed svg g.role-legend-label text")
-    assert legend.count() == 3
+    expect(legend).to_have_count(3, timeout=30_000)  # the chart is drawn again
     page.context.close()
 
 
@@ -397,6 +398,8 @@ def test_trends_on_a_history_store_marks_the_pr_and_the_oom_runs(
 
 
 def test_back_after_a_pick_shows_the_view_before_it(history_server: str, browser) -> None:
+    from playwright.sync_api import expect  # waits for the condition, not for a time
+
     page = rendered(browser, f"{history_server}/phases?phase=1&x=order", charts=2)
     page.get_by_text("record date", exact=True).click()
     page.wait_for_url("**x=date*")
@@ -404,9 +407,8 @@ def test_back_after_a_pick_shows_the_view_before_it(history_server: str, browser
     page.go_back()
     page.wait_for_url("**x=order*")
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
-    page.wait_for_timeout(500)
-    checked = page.locator('[data-testid="stRadio"] input:checked')
-    assert checked.evaluate("input => input.closest('label').innerText") == "milestone order"
+    checked = page.locator('[data-testid="stRadio"] label:has(input:checked)')
+    expect(checked).to_have_text("milestone order", timeout=30_000)
     page.context.close()
     # Arrived from the Overview, the page adds no entry of its own (its defaults stay out
     # of the URL): after a pick, Back shows the view before it, and the next Back leaves.
@@ -419,9 +421,8 @@ def test_back_after_a_pick_shows_the_view_before_it(history_server: str, browser
     page.go_back()
     page.wait_for_url("**/phases")
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
-    page.wait_for_timeout(500)
-    now = page.locator('[data-testid="stRadio"] input:checked')
-    assert now.evaluate("input => input.closest('label').innerText") == "milestone order"
+    now = page.locator('[data-testid="stRadio"] label:has(input:checked)')
+    expect(now).to_have_text("milestone order", timeout=30_000)
     page.go_back()
     page.wait_for_url(lambda url: "/phases" not in url)
     page.context.close()

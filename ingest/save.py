@@ -21,7 +21,15 @@ import pyarrow as pa
 from ingest.registry import READER_VERSION
 from ingest.runs import Run
 from perfboard import db
-from perfboard.model import DocMeta, Found, Measurement, Problem, canonical_json, series_key
+from perfboard.model import (
+    SERIES_IDENTITY,
+    DocMeta,
+    Found,
+    Measurement,
+    Problem,
+    canonical_json,
+    series_key,
+)
 
 Outcome = Literal[
     "added",
@@ -34,18 +42,7 @@ Outcome = Literal[
     "empty",  # talk with nothing in it, never stored
 ]
 
-SERIES_COLUMNS = (
-    "project",
-    "benchmark",
-    "task",
-    "metric",
-    "unit",
-    "direction",
-    "framework",
-    "device",
-    "params",
-    "testbed",
-)
+SERIES_COLUMNS = SERIES_IDENTITY
 
 
 @dataclass(slots=True)

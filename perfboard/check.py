@@ -81,7 +81,7 @@ from perfboard import db, detect
 from perfboard.errors import UsageError
 from perfboard.links import safe_https
 from perfboard.markup import gfm_escape
-from perfboard.model import Measurement
+from perfboard.model import SERIES_IDENTITY, Measurement
 from perfboard.queries.compare import compare_side
 from perfboard.queries.labels import series_label
 from perfboard.settings import DetectSettings
@@ -98,18 +98,7 @@ SHORT_TABLE = 10  # rows of the table above the fold
 STATUS_CONTEXT = "perfboard/check"
 COMMENT_LIMIT = 65536  # GitHub's longest comment body
 _HASH_PATTERN = "[0-9a-fA-F]{7,40}"
-_IDENTITY = (
-    "project",
-    "benchmark",
-    "task",
-    "metric",
-    "unit",
-    "direction",
-    "framework",
-    "device",
-    "params",
-    "testbed",
-)
+_IDENTITY = SERIES_IDENTITY
 _MEASUREMENT_FIELDS = frozenset(f.name for f in fields(Measurement))
 
 

@@ -32,6 +32,22 @@ def canonical_json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+# The columns of a series' identity, in the order of Measurement.series_identity (and of
+# the series table): what series_key hashes.
+SERIES_IDENTITY: tuple[str, ...] = (
+    "project",
+    "benchmark",
+    "task",
+    "metric",
+    "unit",
+    "direction",
+    "framework",
+    "device",
+    "params",
+    "testbed",
+)
+
+
 @dataclass(slots=True)
 class Measurement:
     """One value of one series, found at one place in one document.

@@ -26,9 +26,11 @@ from pathlib import Path
 
 import xxhash
 
+from ingest import bulk
+from ingest.columns import MeasurementBlock
 from ingest.gate import markers_of
 from ingest.registry import GENERIC, KINDS, PARSERS, RESULTS_KIND, gate_for, parse_fn
-from ingest.runs import Run, assemble
+from ingest.runs import Contexts, Run, assemble
 from ingest.save import EVENT_SCHEMA, PASS_SCHEMA, Rows, SourceInfo, record_table
 from ingest.text import (
     MIXED,
@@ -117,6 +119,8 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             PassApplied: found.passes.append,
             ProfileEvent: found.profile_events.append,
         }
+        first = len(found.measurements)
+        blocks = len(found.blocks)
         for item in parse(doc):
             if generic and taken and _overlaps(item, taken):
                 continue
@@ -124,9 +128,14 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             if append is not None:
                 append(item)
                 continue
+            if type(item) is MeasurementBlock:
+                found.blocks.append(item)
+                continue
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
             found.add(item)
+        for block in found.blocks[blocks:]:  # where this parser's own objects are
+            block.first, block.end = first, len(found.measurements)
         if _count(found) > before and name not in found.parsers:
             found.parsers.append(name)
     return found
@@ -135,6 +144,8 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
 def _lines_read(found: Found) -> set[int]:
     """Every line a record found so far was read from (a record's raw may span lines)."""
     lines: set[int] = set()
+    for block in found.blocks:  # one line a row
+        lines.update(block.lines.tolist())
     for records in (found.measurements, found.profile_events, found.phases, found.passes):
         for record in records:
             lines.update(range(record.line, record.line + record.raw.count("\n") + 1))
@@ -150,7 +161,11 @@ def _overlaps(item: object, taken: set[int]) -> bool:
 
 def _count(found: Found) -> int:
     return (
-        len(found.measurements) + len(found.phases) + len(found.profile_events) + len(found.passes)
+        len(found.measurements)
+        + sum(block.table.num_rows for block in found.blocks)
+        + len(found.phases)
+        + len(found.profile_events)
+        + len(found.passes)
     )
 
 
@@ -262,9 +277,15 @@ def parse_chunk(chunk: Chunk, codec: str, kind: str, meta: DocMeta) -> ChunkResu
     blank = not bytes(raw[:4096]).strip() and not bytes(raw).strip()
     doc, present = chunk_text(raw, codec, kind, meta, 1, chunk.lines)
     found = parse_text(doc, kind, present)
-    runs = assemble(doc, found)
+    contexts = Contexts(doc)
+    rows = None
+    if found.blocks and bulk.stays_columns(doc, found, contexts):
+        rows, runs = bulk.assemble(doc, found, contexts), []
+    else:
+        bulk.materialise(found)
+        runs = assemble(doc, found, contexts)
     return ChunkResult(
-        found, runs, doc.newline_count(), doc.encoding, blank, chunk.digest, len(raw)
+        found, runs, doc.newline_count(), doc.encoding, blank, chunk.digest, len(raw), rows
     )
 
 
@@ -385,7 +406,7 @@ def _combine(
     """Chunks back into one document: lines and runs shifted to their place, in order."""
     found = Found()
     runs: list[Run] = []
-    parts: list[Rows] = []
+    parts: list[Rows | tuple[list[Measurement], list[Run]]] = []  # each chunk's
     run_count = 0
     first_line = 1
     encodings: list[str] = []
@@ -396,6 +417,8 @@ def _combine(
         _shift(chunk, first_line - 1, run_count)
         if chunk.rows is not None:
             parts.append(chunk.rows.shifted(first_line - 1, run_count))
+        else:
+            parts.append((chunk.found.measurements, chunk.runs))
         run_count += chunk_runs
         found.extend(chunk.found)
         runs += chunk.runs
@@ -412,7 +435,10 @@ def _combine(
         encoding = "utf-8-sig"
     info = SourceInfo(meta, HASH_PREFIX + digests.hexdigest(), kind, 0, encoding)
     info.n_lines = 0 if blank else first_line
-    rows = Rows.concat(parts) if parts else Rows.of(found.measurements, runs)
+    if any(isinstance(part, Rows) for part in parts):  # chunks of rows, maybe of objects too
+        rows = Rows.concat([p if isinstance(p, Rows) else Rows.of(*p) for p in parts])
+    else:
+        rows = Rows.of(found.measurements, runs)
     return Parsed(info, found, runs, rows)
 
 
@@ -428,6 +454,8 @@ def _shift(chunk: ChunkResult, lines: int, runs: int) -> None:
     for item in (*found.measurements, *found.profile_events, *found.passes):
         item.run += runs
         item.line += lines
+    for block in found.blocks:
+        block.shift(lines, runs)
     if lines:
         for claim in found.claims:
             claim.line += lines
@@ -461,10 +489,11 @@ def _parse_range_to_rows(
         chunk = _read_range(fh.fileno(), start, end, codec, _buffer)
     result = parse_chunk(chunk, codec, kind, meta)
     found = result.found
-    result.rows = Rows.of(found.measurements, result.runs)
+    if result.rows is None:
+        result.rows = Rows.of(found.measurements, result.runs)
     result.rows.events = record_table(found.profile_events, EVENT_SCHEMA)
     result.rows.passes = record_table(found.passes, PASS_SCHEMA)
-    found.measurements, found.profile_events, found.passes = [], [], []
+    found.measurements, found.profile_events, found.passes, found.blocks = [], [], [], []
     result.runs = []
     return result
 

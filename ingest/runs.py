@@ -96,7 +96,7 @@ class _Context:
 
 
 _FLAT = _Context("", "", 0)
-_LINE = attrgetter("line")
+LINE = attrgetter("line")
 
 
 def _model_name(text: str) -> str:
@@ -138,7 +138,7 @@ def dominant_model(text: str, limit: int = 1 << 20) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
-class _Contexts:
+class Contexts:
     """Heading and fence caption in effect at each line of a document."""
 
     def __init__(self, doc: DocText) -> None:
@@ -200,6 +200,11 @@ class _Contexts:
             end = start - 1
         return ""
 
+    @property
+    def flat(self) -> bool:
+        """A plain log: no heading, fence or comment header, one context for every line."""
+        return not self._headings and not self._fences
+
     def at(self, line: int) -> _Context:
         if not self._headings and not self._fences:
             return _FLAT  # a plain log: one context for every line
@@ -254,7 +259,7 @@ class _LineLabels:
         return (own.group("label") if own else ""), caption
 
 
-def _record_key(item: object) -> tuple[object, ...] | None:
+def record_key(item: object) -> tuple[object, ...] | None:
     """What may occur once per run: a second occurrence starts the next run."""
     if type(item) is Measurement:
         params, stats = item.params, item.stats
@@ -276,37 +281,42 @@ def _record_key(item: object) -> tuple[object, ...] | None:
     return None
 
 
-def assemble(doc: DocText, found: Found) -> list[Run]:
+def assemble(doc: DocText, found: Found, contexts: Contexts | None = None) -> list[Run]:
     """Assign runs and fill context into the records of one document, in place."""
-    contexts = _Contexts(doc)
+    contexts = contexts or Contexts(doc)
     runs = _assign_runs(contexts, found)
-    doc_model = _DocModel(doc)
+    doc_model = DocModel(doc)
     named = _named_benchmarks(found.measurements)
     at = contexts.at
     labels = _LineLabels(doc)
     for m in found.measurements:
         own = labels.of(m.line, m.raw)
-        _fill_measurement(m, at(m.line), doc, named.get(m.run) or ("", ""), doc_model, own)
-    for phase in found.phases:
-        phase.project = phase.project or doc.meta.project
-        ctx = at(phase.line)
-        phase.benchmark = (
-            phase.benchmark or model_in(ctx.heading) or doc_model.name() or UNKNOWN_BENCHMARK
-        )
+        fill_measurement(m, at(m.line), doc, named.get(m.run) or ("", ""), doc_model, own)
+    fill_phases(doc, found, contexts, doc_model)
     return runs
 
 
-def _assign_runs(contexts: _Contexts, found: Found) -> list[Run]:
+def fill_phases(doc: DocText, found: Found, contexts: Contexts, doc_model: DocModel) -> None:
+    """A phase's project and model, from the document where its table does not say."""
+    for phase in found.phases:
+        phase.project = phase.project or doc.meta.project
+        ctx = contexts.at(phase.line)
+        phase.benchmark = (
+            phase.benchmark or model_in(ctx.heading) or doc_model.name() or UNKNOWN_BENCHMARK
+        )
+
+
+def _assign_runs(contexts: Contexts, found: Found) -> list[Run]:
     groups = [g for g in (found.measurements, found.profile_events, found.passes) if g]
     # Each parser yields in document order: one group needs no sort.
-    items = groups[0] if len(groups) == 1 else sorted(chain(*groups), key=_LINE)
+    items = groups[0] if len(groups) == 1 else sorted(chain(*groups), key=LINE)
     runs: list[Run] = []
     seen: set[tuple[object, ...]] = set()
     section = -1
     at = contexts.at
     for item in items:
         ctx = at(item.line)
-        key = _record_key(item)
+        key = record_key(item)
         if ctx.section != section or (key is not None and key in seen) or not runs:
             runs.append(Run(len(runs), ctx.label if ctx is not _FLAT else "", item.line))
             seen = set()
@@ -328,7 +338,7 @@ def _named_benchmarks(measurements: list[Measurement]) -> dict[int, tuple[str, s
     return {run: next(iter(pairs)) for run, pairs in named.items() if len(pairs) == 1}
 
 
-class _DocModel:
+class DocModel:
     """The document's model, looked for only when a record needs it (a pass over 1 MiB)."""
 
     def __init__(self, doc: DocText) -> None:
@@ -341,12 +351,12 @@ class _DocModel:
         return self._name
 
 
-def _fill_measurement(
+def fill_measurement(
     m: Measurement,
     ctx: _Context,
     doc: DocText,
     sibling: tuple[str, str],
-    doc_model: _DocModel,
+    doc_model: DocModel,
     line_labels: tuple[str, str] = ("", ""),
 ) -> None:
     for label in (*line_labels, ctx.caption, ctx.heading):  # the nearest label first

@@ -9,7 +9,7 @@ ingest error behind. Rows go in through Arrow tables, never row by row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from typing import Any, Literal
@@ -18,6 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from ingest.columns import MeasurementBlock
 from ingest.registry import READER_VERSION
 from ingest.runs import Run
 from perfboard import db
@@ -410,7 +411,15 @@ class Rows:
     passes: pa.Table | None = None
 
     @classmethod
-    def of(cls, measurements: list[Measurement], runs: list[Run]) -> Rows:
+    def of(
+        cls,
+        measurements: list[Measurement],
+        runs: list[Run],
+        blocks: Sequence[MeasurementBlock] = (),
+        run_table: pa.Table | None = None,
+    ) -> Rows:
+        """The rows of measurement objects and of blocks (ingest.columns), with the runs
+        as objects or as a table already."""
         keys, series = _series_keys(measurements)
         n = len(measurements)
         table = pa.table(
@@ -429,16 +438,19 @@ class Rows:
             }
         )
         assert table.num_rows == n
+        if blocks:
+            table, series = _with_blocks(table, series, blocks)
         columns: dict[str, Any] = {"series_key": column(list(series), pa.string())}
         for index, name in enumerate(SERIES_COLUMNS):
             columns[name] = column([identity[index] for identity in series.values()], pa.string())
-        run_table = pa.table(
-            {
-                "run": column([r.number for r in runs], pa.int32()),
-                "label": column([r.label for r in runs], pa.string()),
-                "first_line": pa.array([r.first_line for r in runs], pa.int64()),
-            }
-        )
+        if run_table is None:
+            run_table = pa.table(
+                {
+                    "run": column([r.number for r in runs], pa.int32()),
+                    "label": column([r.label for r in runs], pa.string()),
+                    "first_line": pa.array([r.first_line for r in runs], pa.int64()),
+                }
+            )
         return cls(table, pa.table(columns), run_table)
 
     @property
@@ -478,6 +490,57 @@ class Rows:
             pa.concat_tables(events) if events else None,
             pa.concat_tables(passes) if passes else None,
         )
+
+
+def _with_blocks(
+    table: pa.Table, series: dict[str, tuple[str, ...]], blocks: Sequence[MeasurementBlock]
+) -> tuple[pa.Table, dict[str, tuple[str, ...]]]:
+    """The measurement table with the rows of blocks, in line order, and the identity of
+    every series key in the order the keys first occur (as _series_keys gives them)."""
+    import pyarrow.compute as pc
+
+    identities: dict[str, tuple[str, ...]] = dict(series)
+    parts = [table]
+    for block in blocks:
+        t, rows = block.template, block.table
+        n = rows.num_rows
+        # The few (benchmark, metric) pairs of a block: an identity and a key for each.
+        pairs = pc.binary_join_element_wise(
+            rows["benchmark"], rows["metric"], pa.scalar("\x1f", pa.large_string())
+        )
+        pairs = pairs.combine_chunks().dictionary_encode()
+        keys = []
+        for pair in pairs.dictionary.to_pylist():
+            benchmark, metric = pair.split("\x1f")
+            identity = replace(t, benchmark=benchmark, metric=metric).series_identity()
+            keys.append(series_key(*identity))
+            identities.setdefault(keys[-1], identity)
+        run = block.run if block.run is not None else np.zeros(n, np.int32)
+        parts.append(
+            pa.table(
+                {
+                    "series_key": pa.array(keys, pa.string()).take(pairs.indices),
+                    "run": pa.array(run, pa.int32()),
+                    "version": pa.nulls(n, pa.string())
+                    if t.version is None
+                    else pa.array([t.version] * n, pa.string()),
+                    "measured_at": rows["measured_at"],
+                    "value": rows["value"],
+                    "status": pa.array([t.status] * n, pa.string()),
+                    "samples": rows["samples"],
+                    "warmup": rows["warmup"],
+                    "stats": rows["stats"].cast(pa.string()),
+                    "line": rows["line"],
+                    "raw": rows["raw"].cast(pa.string()),
+                },
+                schema=table.schema,
+            )
+        )
+    combined = pa.concat_tables(parts)
+    if table.num_rows:  # objects and rows interleave: into line order (a stable sort)
+        combined = combined.take(pc.sort_indices(combined["line"]))
+    order = pc.unique(combined["series_key"]).to_pylist()  # in order of first occurrence
+    return combined, {key: identities[key] for key in order}
 
 
 def _shift_table(table: pa.Table, lines: int, runs: int) -> pa.Table:

@@ -189,6 +189,11 @@ class LineIndex:
     def newlines(self) -> int:
         return len(self._newlines)
 
+    @property
+    def positions(self) -> np.ndarray:
+        """The offset of every newline, in order (for parsers that read lines in bulk)."""
+        return self._newlines
+
 
 @dataclass
 class DocText:

@@ -217,6 +217,9 @@ class Found:
     claims: list[Claim] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     parsers: list[str] = field(default_factory=list)  # which parsers found something
+    # Measurements read in bulk (ingest.columns.MeasurementBlock): Arrow columns, not
+    # objects, until something needs them as objects (`measurements()`).
+    blocks: list[Any] = field(default_factory=list)
 
     def add(self, item: Item) -> None:
         match item:
@@ -243,17 +246,27 @@ class Found:
         self.claims += other.claims
         self.problems += other.problems
         self.parsers += [p for p in other.parsers if p not in self.parsers]
+        self.blocks += other.blocks
 
     def is_empty(self) -> bool:
         return not (
-            self.measurements or self.phases or self.profile_events or self.passes or self.claims
+            self.measurements
+            or self.blocks
+            or self.phases
+            or self.profile_events
+            or self.passes
+            or self.claims
         )
 
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per record, tagged with its kind (for --dry-run)."""
         out: list[dict[str, Any]] = []
+        measurements = self.measurements
+        if self.blocks:  # the rows of each block as objects, in line order with the others
+            rows = [m for block in self.blocks for m in block.measurements()]
+            measurements = sorted([*measurements, *rows], key=lambda m: m.line)
         groups: list[tuple[str, list[Any]]] = [
-            ("measurement", self.measurements),
+            ("measurement", measurements),
             ("phase", self.phases),
             ("profile_event", self.profile_events),
             ("pass", self.passes),

@@ -46,8 +46,12 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
+from ingest import columns
+from ingest.columns import MeasurementBlock
 from ingest.parsers.cells import NUMBER
-from ingest.text import DocText
+from ingest.text import DocText, LineIndex
 from perfboard.model import Item, Measurement, Problem
 from perfboard.units import ABSURD_MS, UnitError, normalise
 
@@ -88,12 +92,28 @@ _VALUE = re.compile(rf"\s*(?P<num>{_NUM})\s*(?P<unit>[A-Za-zµμ/]+)?\s*")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z][A-Za-z_ ]*?)\s*:\s*(?P<value>[^,]*)")
 
 
-def parse(doc: DocText) -> Iterator[Item]:
-    """Measurements and Problems of every latency line in the document, in order."""
+def parse(doc: DocText) -> Iterator[Item | MeasurementBlock]:
+    """Measurements and Problems of every latency line in the document, in order.
+
+    A chunk of a dense log (BULK_MIN hit lines or more, its newline index at hand) gives
+    its well-formed tester lines as one MeasurementBlock (_bulk) and reads the others
+    line by line; a block's rows are exactly the Measurements the line path would build.
+    """
+    positions = doc.hits.get(NAME) if doc.hits is not None else None
+    if positions is not None and len(positions) >= BULK_MIN and isinstance(doc.line_at, LineIndex):
+        block, spans = _bulk(doc, positions)
+        if block is not None:
+            yield block
+    else:
+        block, spans = None, list(_hit_lines(doc))
+    yield from _read_spans(doc, spans)
+
+
+def _read_spans(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[Item]:
+    """The records of hit lines (start, end), line by line."""
     text = doc.text
     created = doc.meta.created_at
     fast = _FAST.fullmatch
-    spans = list(_hit_lines(doc))
     numbers = doc.lines_at([start for start, _ in spans])  # one lookup for all of them
     for (start, end), number in zip(spans, numbers, strict=True):
         # Nearly every hit in a big log is a well-formed tester line: read it with one
@@ -170,6 +190,179 @@ def _fast_record(
         line=number,
         raw=line,
     )
+
+
+# -- a dense log's tester lines in bulk -----------------------------------------------
+
+# From this many hit lines in a chunk the bulk path pays (a few array passes over the chunk).
+BULK_MIN = 1024
+# _FAST for RE2 (pyarrow.compute): the same language over ASCII lines, anchored at both ends.
+_FAST_RE2 = (
+    r"^(?:[IWEF]\d\d\d\d \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.]+:\d+\] )?"
+    r"Run \d+ samples, average latency(?: \[exclude \d+ warmup steps\])?: "
+    r"\d+\.?\d* ?(?:ms|us|s) per sample\.[ \t]*$"
+)
+_SAMPLES_TAIL = len(" samples, average latency")
+_EXCLUDE = len(" [exclude ")
+_STATS = {
+    False: ('{"statistic":"average"}', '","statistic":"average"}'),
+    True: (
+        '{"statistic":"average_excluding_warmup"}',
+        '","statistic":"average_excluding_warmup"}',
+    ),
+}
+
+
+def _bulk(
+    doc: DocText, positions: list[int]
+) -> tuple[MeasurementBlock | None, list[tuple[int, int]]]:
+    """The well-formed tester lines among the hit lines, as one block; the spans of the
+    others (read line by line).
+
+    What _FAST.fullmatch and _fast_record decide per line is decided here per array: the
+    line shape by RE2; the fields by byte offsets (the shape fixes where each one starts
+    and ends); a value over ABSURD_MS, a stamp that is no date, a count too long for int64
+    send the line to the line path, as _fast_record's None does.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    assert isinstance(doc.line_at, LineIndex)
+    text = doc.text
+    data = text.encode("ascii")  # an indexed chunk is ASCII (ingest.documents.chunk_text)
+    size = len(data)
+    buf = np.frombuffer(data, np.uint8)
+    newlines = doc.line_at.positions
+    row = newlines.searchsorted(np.asarray(positions, np.int64))  # sorted: the hits are
+    row = row[np.concatenate(([True], row[1:] != row[:-1]))]  # a line with two hits, once
+    before = np.concatenate(([-1], newlines))
+    starts = before[row] + 1
+    ends = np.append(newlines, size)[row]
+    lines = columns.spans(data, starts, ends)
+    ok = pc.match_substring_regex(lines, _FAST_RE2).to_numpy(zero_copy_only=False)
+
+    s = starts[ok]
+    prefixed = buf[s] != ord("R")
+    spaces = np.flatnonzero(buf == ord(" "))
+    colons = np.flatnonzero(buf == ord(":"))
+    # The glog prefix: a colon after the clock ends the file name, "] " after it the prefix.
+    file_end = columns.next_at(colons, s + 21, size)
+    file_start = spaces[np.maximum(spaces.searchsorted(file_end) - 1, 0)] + 1
+    brackets = np.flatnonzero(buf == ord("]"))
+    run_at = np.where(prefixed, columns.next_at(brackets, file_end, size) + 2, s)
+    samples_end = columns.next_at(spaces, run_at + 4, size)
+    excl = buf[samples_end + _SAMPLES_TAIL] == ord(" ")
+    warmup_end = columns.next_at(spaces, samples_end + _SAMPLES_TAIL + _EXCLUDE, size)
+    value_start = columns.next_at(colons, samples_end + _SAMPLES_TAIL, size) + 2
+    # Nothing between the value and " per sample." holds a "p".
+    unit_end = columns.next_at(np.flatnonzero(buf == ord("p")), value_start, size) - 1
+    second = buf[unit_end - 2]
+    unit_start = unit_end - np.where((second == ord("m")) | (second == ord("u")), 2, 1)
+    value_end = unit_start - (buf[unit_start - 1] == ord(" "))
+
+    factor = np.select([buf[unit_start] == ord("m"), buf[unit_start] == ord("u")], [1.0, 1e-3], 1e3)
+    try:
+        number = pc.cast(columns.spans(data, value_start, value_end), pa.float64())
+    except pa.ArrowInvalid:  # a spelling Arrow does not take: the line path reads them all
+        return None, list(zip(starts.tolist(), ends.tolist(), strict=True))
+    value = number.to_numpy() * factor
+    good = value <= ABSURD_MS
+    samples_start = run_at + 4
+    good &= samples_end - samples_start <= 18
+    warmup_start = samples_end + _SAMPLES_TAIL + _EXCLUDE
+    good &= ~excl | (warmup_end - warmup_start <= 18)
+
+    created = doc.meta.created_at
+    month, day = columns.digits(buf, s + 1, 2), columns.digits(buf, s + 3, 2)
+    at = None
+    if created is not None:
+        year = created.year - (month > created.month)
+        first_day = ((year - 1970) * 12 + np.clip(month, 1, 12) - 1).astype("datetime64[M]")
+        days = (first_day + 1).astype("datetime64[D]") - first_day.astype("datetime64[D]")
+        hour, minute = columns.digits(buf, s + 6, 2), columns.digits(buf, s + 9, 2)
+        second_, micro = columns.digits(buf, s + 12, 2), columns.digits(buf, s + 15, 6)
+        real = (month >= 1) & (month <= 12) & (day >= 1) & (day <= days.astype(np.int64))
+        real &= (hour <= 23) & (minute <= 59) & (second_ <= 59)
+        good &= ~prefixed | real
+        at = (
+            first_day.astype("datetime64[D]").astype("datetime64[us]")
+            + (day - 1) * 86_400_000_000
+            + ((hour * 60 + minute) * 60 + second_) * 1_000_000
+            + micro
+        )
+
+    keep = np.flatnonzero(ok)[good]
+    rest = np.ones(len(row), bool)
+    rest[keep] = False
+    others = list(zip(starts[rest].tolist(), ends[rest].tolist(), strict=True))
+    if not len(keep):
+        return None, others
+
+    def kept(values: np.ndarray) -> np.ndarray:
+        return values[good]
+
+    prefixed, excl, s = kept(prefixed), kept(excl), kept(s)
+    samples = pc.cast(columns.spans(data, kept(samples_start), kept(samples_end)), pa.int64())
+    # Rows without a warmup count read their samples count here, and are nulled after.
+    warm_from = np.where(excl, kept(warmup_start), kept(samples_start))
+    warm_to = np.where(excl, kept(warmup_end), kept(samples_end))
+    warmup = pc.cast(columns.spans(data, warm_from, warm_to), pa.int64())
+    excluding = pa.array(excl)
+    warmup = pc.if_else(excluding, warmup, pa.scalar(None, pa.int64()))
+    # The benchmark of each tester file, worked out once per distinct file name.
+    files = columns.spans(
+        data, np.where(prefixed, kept(file_start), s), np.where(prefixed, kept(file_end), s)
+    )
+    names = files.dictionary_encode()
+    benchmarks = pa.array(
+        [_cached_benchmark(name) if name else "" for name in names.dictionary.to_pylist()],
+        pa.large_string(),
+    ).take(names.indices)
+
+    def either(excluding_warmup: str, plain: str) -> pa.Array:
+        return pc.if_else(
+            excluding,
+            pa.scalar(excluding_warmup, pa.large_string()),
+            pa.scalar(plain, pa.large_string()),
+        )
+
+    metric = either("latency_excl_warmup", "latency")
+    statistic = either("average_excluding_warmup", "average")
+    plain = either(_STATS[True][0], _STATS[False][0])
+    if created is None:
+        stamped = pc.binary_join_element_wise(
+            pa.scalar('{"glog_time":"', pa.large_string()),
+            columns.spans(data, s + 1, s + 21),
+            either(_STATS[True][1], _STATS[False][1]),
+            pa.scalar("", pa.large_string()),
+        )
+        stats = pc.if_else(pa.array(prefixed), stamped, plain)
+        measured_at = pa.nulls(len(keep), pa.timestamp("us"))
+    else:
+        assert at is not None
+        measured_at = pa.array(kept(at), pa.timestamp("us"))
+        measured_at = pc.if_else(
+            pa.array(prefixed), measured_at, pa.scalar(None, pa.timestamp("us"))
+        )
+        stats = plain
+    table = pa.table(
+        [
+            pa.array(row[keep] + doc.first_line),
+            lines.take(pa.array(keep)),
+            pa.array(value[good]),
+            samples,
+            warmup,
+            measured_at,
+            benchmarks,
+            metric,
+            statistic,
+            stats,
+        ],
+        schema=columns.BLOCK_SCHEMA,
+    )
+    return MeasurementBlock(
+        table, Measurement(benchmark="", metric="", value=None, unit="ms")
+    ), others
 
 
 def _read_line(doc: DocText, start: int, end: int) -> Iterator[Item]:

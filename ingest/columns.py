@@ -1,0 +1,146 @@
+"""Records read in bulk: Arrow columns in place of one object a record.
+
+A dense log holds a record on most of its lines (a million latency lines in 100 MB), and
+a record built as an object, line by line, costs many times the reading of its line. A
+parser that knows the exact shape of its commonest line reads all such lines of a chunk at
+once (ingest.parsers.latency's bulk path): a regular expression validates them in one RE2
+pass, numpy finds their fields' byte offsets, Arrow casts the fields, and the records go on
+as one MeasurementBlock through runs (ingest.bulk) into the store's Rows, never as objects.
+
+Wherever the block cannot stand for its records (a document of prose, whose headings and
+line labels fill params per record; other parsers' measurements around it), it turns back
+into the very Measurement objects its parser would have built (`measurements()`), so both
+ways store the same rows: tests/test_bulk.py compares them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from perfboard.model import Measurement
+
+# The columns of a block, one row a measurement; what they do not hold, the template says.
+BLOCK_SCHEMA = pa.schema(
+    [
+        ("line", pa.int64()),
+        ("raw", pa.large_string()),
+        ("value", pa.float64()),
+        ("samples", pa.int64()),
+        ("warmup", pa.int64()),
+        ("measured_at", pa.timestamp("us")),
+        ("benchmark", pa.large_string()),
+        ("metric", pa.large_string()),
+        ("statistic", pa.large_string()),  # stats["statistic"]: part of a run's record key
+        ("stats", pa.large_string()),  # the stats as canonical JSON
+    ]
+)
+
+
+@dataclass(slots=True)
+class MeasurementBlock:
+    """Measurements of one parser read in bulk: a table of what varies, a template of what
+    every row shares (unit, task, direction, framework, device; empty params and testbed).
+
+    `first` and `end`: where its parser's own Measurement objects sit in Found.measurements
+    (they and the block's rows are that parser's records, interleaved by line).
+    """
+
+    table: pa.Table
+    template: Measurement
+    first: int = 0
+    end: int = 0
+    # Set by ingest.bulk when the block stays columnar: run numbers, and the fills a plain
+    # log gets from its document (project, version, time).
+    run: np.ndarray | None = field(default=None, repr=False)
+
+    def shift(self, lines: int, runs: int) -> None:
+        """Line and run numbers moved on (its chunk put in its place in the document)."""
+        if lines:
+            line = self.table.schema.get_field_index("line")
+            moved = pa.array(self.table["line"].to_numpy() + lines)
+            self.table = self.table.set_column(line, "line", moved)
+        if runs and self.run is not None:
+            self.run = self.run + runs
+
+    @property
+    def lines(self) -> np.ndarray:
+        return self.table["line"].to_numpy()
+
+    def measurements(self) -> list[Measurement]:
+        """The rows as the Measurement objects the parser's per-line path builds."""
+        t = self.template
+        columns = {name: self.table[name].to_pylist() for name in self.table.column_names}
+        parsed: dict[str, dict[str, object]] = {}
+        out = []
+        runs = self.run.tolist() if self.run is not None else [0] * self.table.num_rows
+        for line, raw, value, samples, warmup, at, benchmark, metric, stats, run in zip(
+            columns["line"],
+            columns["raw"],
+            columns["value"],
+            columns["samples"],
+            columns["warmup"],
+            columns["measured_at"],
+            columns["benchmark"],
+            columns["metric"],
+            columns["stats"],
+            runs,
+            strict=True,
+        ):
+            if stats not in parsed:
+                parsed[stats] = orjson.loads(stats)
+            out.append(
+                Measurement(
+                    benchmark=benchmark,
+                    metric=metric,
+                    value=value,
+                    unit=t.unit,
+                    task=t.task,
+                    direction=t.direction,
+                    framework=t.framework,
+                    device=t.device,
+                    measured_at=at,
+                    samples=samples,
+                    warmup=warmup,
+                    stats=dict(parsed[stats]),
+                    run=run,
+                    line=line,
+                    raw=raw,
+                )
+            )
+        return out
+
+
+def spans(data: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.LargeStringArray:
+    """The strings data[starts[i]:ends[i]]: spans of ASCII bytes, in order, not overlapping.
+
+    One copy: the spans and the gaps between them are laid over `data` as one array
+    (offsets start0, end0, start1, end1, ...), and every other string is taken.
+    """
+    n = len(starts)
+    if n == 0:
+        return pa.array([], pa.large_string())
+    offsets = np.empty(2 * n, np.int64)
+    offsets[0::2] = starts
+    offsets[1::2] = ends
+    laid = pa.LargeStringArray.from_buffers(2 * n - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+    return laid.take(pa.array(np.arange(0, 2 * n, 2)))
+
+
+def next_at(positions: np.ndarray, targets: np.ndarray, beyond: int) -> np.ndarray:
+    """For each target, the first of the sorted `positions` at or after it (`beyond` if none)."""
+    index = positions.searchsorted(targets)
+    padded = np.append(positions, beyond)
+    return padded[index]
+
+
+def digits(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """The number written in `width` ASCII digits at each offset (the caller knows they are
+    digits)."""
+    value = np.zeros(len(at), np.int64)
+    for k in range(width):
+        value = value * 10 + (buf[at + k].astype(np.int64) - 48)
+    return value

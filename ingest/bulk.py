@@ -1,33 +1,47 @@
-"""A chunk whose parsers read measurements in bulk (ingest.columns): runs and Rows as columns.
+"""A chunk whose parsers read records in bulk (ingest.columns): runs and Rows as columns.
 
-A block stays columns only where ingest.runs would fill nothing per record from the text
+Blocks stay columns only where ingest.runs would fill nothing per record from the text
 around it: a plain log (no heading, fence or comment header, and too large for line
-labels), where the block's parser is the only one that found measurements and every row
-names its benchmark. Then the fills are the document's own (project, version, date), the
-same for every row, and runs are assigned over arrays (assign_runs) by runs' very rule.
-Anywhere else `materialise` puts the block's rows back among its parser's objects, as the
-Measurements the parser's line path builds, and ingest.runs does what it always did.
+labels), with at most one block of measurements and one of passes, where the measurement
+block's parser is the only one that found measurements and every row names its benchmark.
+Then the fills are the document's own (project, version, date), the same for every row,
+and runs are assigned over arrays (assign_runs) by runs' very rule. Anywhere else
+`materialise` puts each block's rows back among its parser's objects, as the records the
+parser's line path builds, and ingest.runs does what it always did.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from ingest import runs
-from ingest.columns import MeasurementBlock
-from ingest.save import Rows
+from ingest.columns import MeasurementBlock, PassBlock
+from ingest.save import PASS_SCHEMA, Rows
 from ingest.text import DocText
 from perfboard.model import Found
+
+
+def _blocks(found: Found) -> tuple[list[MeasurementBlock], list[PassBlock]]:
+    measurements = [b for b in found.blocks if isinstance(b, MeasurementBlock)]
+    return measurements, [b for b in found.blocks if isinstance(b, PassBlock)]
 
 
 def stays_columns(doc: DocText, found: Found, contexts: runs.Contexts) -> bool:
     """Whether the blocks of a chunk can go on as columns (the module docstring)."""
     import pyarrow.compute as pc
 
-    if not contexts.flat or len(doc.text) <= runs.PROSE_LIMIT or len(found.blocks) != 1:
+    if not contexts.flat or len(doc.text) <= runs.PROSE_LIMIT:
         return False
-    block = found.blocks[0]
+    measurement_blocks, pass_blocks = _blocks(found)
+    if len(measurement_blocks) > 1 or len(pass_blocks) > 1:
+        return False
+    if not measurement_blocks:
+        return True
+    block = measurement_blocks[0]
     if block.end - block.first != len(found.measurements):
         return False  # another parser's measurements: runs would order and fill them too
     if any(not m.benchmark for m in found.measurements):
@@ -37,75 +51,114 @@ def stays_columns(doc: DocText, found: Found, contexts: runs.Contexts) -> bool:
 
 def materialise(found: Found) -> None:
     """The blocks' rows back among their parsers' objects, in line order, as objects."""
-    for block in reversed(found.blocks):  # later blocks first: earlier indices stay true
+    measurement_blocks, pass_blocks = _blocks(found)
+    for block in reversed(measurement_blocks):  # later blocks first: indices stay true
         own = found.measurements[block.first : block.end]
-        merged = sorted([*own, *block.measurements()], key=runs.LINE)
+        merged = sorted([*own, *block.records()], key=runs.LINE)
         found.measurements[block.first : block.end] = merged
+    for passes in pass_blocks:  # the passes parser gives a block or objects, never both
+        found.passes += passes.records()
     found.blocks = []
 
 
 def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
-    """Runs and fills for a chunk whose block stays columns (stays_columns said so): the
-    objects as ingest.runs.assemble fills them, the block's rows by the same rules as
-    arrays; its measurements and runs as Rows."""
+    """Runs and fills for a chunk whose blocks stay columns (stays_columns said so): the
+    objects as ingest.runs.assemble fills them in a plain log, the blocks' rows by the
+    same rules as arrays; the measurements, runs and block passes as Rows."""
     import pyarrow.compute as pc
 
-    block = found.blocks[0]
-    run_starts, first_lines = assign_runs(found, block)
+    measurement_blocks, pass_blocks = _blocks(found)
+    measured = measurement_blocks[0] if measurement_blocks else None
+    passes = pass_blocks[0] if pass_blocks else None
+    first_lines = assign_runs(found, measured, passes)
     doc_model = runs.DocModel(doc)
+    named = runs.named_benchmarks(found.measurements)
     for m in found.measurements:  # as runs.assemble fills them in a plain log
-        runs.fill_measurement(m, contexts.at(m.line), doc, ("", ""), doc_model)
+        sibling = named.get(m.run) or ("", "")
+        runs.fill_measurement(m, contexts.at(m.line), doc, sibling, doc_model)
     runs.fill_phases(doc, found, contexts, doc_model)
     meta = doc.meta
-    block.template.project = meta.project
-    block.template.version = meta.version or None
-    if meta.created_at is not None:
-        at = block.table["measured_at"]
-        block.table = block.table.set_column(
-            block.table.schema.get_field_index("measured_at"),
-            "measured_at",
-            pc.fill_null(at, pa.scalar(meta.created_at, pa.timestamp("us"))),
-        )
+    if measured is not None:
+        measured.template.project = meta.project
+        measured.template.version = meta.version or None
+        if meta.created_at is not None:
+            table = measured.table
+            measured.table = table.set_column(
+                table.schema.get_field_index("measured_at"),
+                "measured_at",
+                pc.fill_null(table["measured_at"], pa.scalar(meta.created_at, pa.timestamp("us"))),
+            )
     run_table = pa.table(
         {
-            "run": pa.array(np.arange(len(run_starts), dtype=np.int32)),
-            "label": pa.array([""] * len(run_starts), pa.string()),
+            "run": pa.array(np.arange(len(first_lines), dtype=np.int32)),
+            "label": pa.array([""] * len(first_lines), pa.string()),
             "first_line": pa.array(first_lines, pa.int64()),
         }
     )
-    return Rows.of(found.measurements, [], blocks=[block], run_table=run_table)
+    blocks = [measured] if measured is not None else []
+    rows = Rows.of(found.measurements, [], blocks=blocks, run_table=run_table)
+    if passes is not None:
+        rows.passes = passes.table.cast(PASS_SCHEMA)
+    return rows
 
 
-def assign_runs(found: Found, block: MeasurementBlock) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(slots=True)
+class _Part:
+    """Records of one kind in the order ingest.runs sorts them: objects, or a block's rows."""
+
+    group: int  # 0 measurements, 1 profile events, 2 passes: the tie order on one line
+    lines: np.ndarray
+    within: np.ndarray  # the order found in, within the group
+    codes: np.ndarray  # the run key of each (runs.record_key), -1 for none
+    objects: list | None = None
+    block: MeasurementBlock | PassBlock | None = None
+
+
+def assign_runs(
+    found: Found, measured: MeasurementBlock | None, passes: PassBlock | None
+) -> np.ndarray:
     """ingest.runs' rule over a plain log's records, objects and block rows together: a
     run starts at the first record and wherever a record repeats a key the run has.
 
-    Sets `run` on every object and block.run; returns each run's first record (its index
-    in line order) and first line.
+    Sets `run` on every object and each block's run numbers; returns each run's first line.
     """
-    groups = [found.measurements, found.profile_events, found.passes]
-    lines_of = [np.fromiter((item.line for item in g), np.int64, len(g)) for g in groups]
-    block_lines = block.lines
-    lines = np.concatenate([lines_of[0], block_lines, *lines_of[1:]])
-    group = np.concatenate(
-        [
-            np.full(len(lines_of[0]) + len(block_lines), 0),
-            *(np.full(len(x), k + 1) for k, x in enumerate(lines_of[1:])),
-        ]
-    )
-    # Within a group, the order it was found in (a block's rows have lines of their own).
-    within = np.concatenate(
-        [
-            np.arange(len(lines_of[0])),
-            np.zeros(len(block_lines), np.int64),
-            *(np.arange(len(x)) for x in lines_of[1:]),
-        ]
-    )
-    codes = _key_codes(groups, block)
-    order = np.lexsort((within, group, lines))
+    codes: dict[tuple[object, ...], int] = {}
+
+    def code(key: tuple[object, ...] | None) -> int:
+        return -1 if key is None else codes.setdefault(key, len(codes))
+
+    def objects(group: int, items: list) -> _Part:
+        lines = np.fromiter((item.line for item in items), np.int64, len(items))
+        keys = np.fromiter((code(runs.record_key(i)) for i in items), np.int64, len(items))
+        return _Part(group, lines, np.arange(len(items)), keys, objects=items)
+
+    parts = [objects(0, found.measurements)]
+    if measured is not None:
+        parts.append(
+            _Part(
+                0,
+                measured.lines,
+                _zeros(measured),
+                _measurement_codes(measured, code),
+                block=measured,
+            )
+        )
+    parts.append(objects(1, found.profile_events))
+    parts.append(objects(2, found.passes))
+    if passes is not None:
+        order = passes.table["order"].to_numpy()
+        sequence = code(("pass-sequence",))
+        parts.append(
+            _Part(2, passes.lines, _zeros(passes), np.where(order == 0, sequence, -1), block=passes)
+        )
+
+    lines = np.concatenate([p.lines for p in parts])
+    group = np.concatenate([np.full(len(p.lines), p.group) for p in parts])
+    within = np.concatenate([p.within for p in parts])
+    order = np.lexsort((within, group, lines))  # sorted(..., key=line), stable by group
+    in_order = np.concatenate([p.codes for p in parts])[order]
     n = len(order)
-    in_order = codes[order]
-    # The record before each one (in line order) with the same key.
+    # The record before each one (in that order) with the same key.
     by_key = np.argsort(in_order, kind="stable")
     sorted_keys = in_order[by_key]
     same = sorted_keys[1:] == sorted_keys[:-1]
@@ -113,7 +166,7 @@ def assign_runs(found: Found, block: MeasurementBlock) -> tuple[np.ndarray, np.n
     previous[by_key[1:][same]] = by_key[:-1][same]
     previous[in_order < 0] = -1
     repeats = np.flatnonzero(previous >= 0)
-    starts = [0]
+    starts = [0] if n else []
     start = 0
     for index, before in zip(repeats.tolist(), previous[repeats].tolist(), strict=True):
         if before >= start:  # the key is in the run already: the next run starts here
@@ -123,43 +176,42 @@ def assign_runs(found: Found, block: MeasurementBlock) -> tuple[np.ndarray, np.n
     run_of = np.empty(n, np.int32)
     run_of[order] = np.searchsorted(run_starts, np.arange(n), side="right") - 1
     position = 0
-    for g, items in enumerate(groups):
-        if g == 1:
-            block.run = run_of[position : position + len(block_lines)]
-            position += len(block_lines)
-        for item, run in zip(items, run_of[position : position + len(items)].tolist(), strict=True):
-            item.run = run
-        position += len(items)
-    return run_starts, lines[order][run_starts]
+    for part in parts:
+        mine = run_of[position : position + len(part.lines)]
+        position += len(part.lines)
+        if part.objects is not None:
+            for item, run in zip(part.objects, mine.tolist(), strict=True):
+                item.run = run
+        elif isinstance(part.block, MeasurementBlock):
+            part.block.run = mine
+        elif isinstance(part.block, PassBlock):
+            table = part.block.table
+            part.block.table = table.set_column(
+                table.schema.get_field_index("run"), "run", pa.array(mine, pa.int32())
+            )
+    return lines[order][run_starts]
 
 
-def _key_codes(groups: list[list], block: MeasurementBlock) -> np.ndarray:
-    """An integer for each record's run key (runs.record_key), -1 for none; in the order
-    objects of the first group, block rows, objects of the others."""
+def _zeros(block: MeasurementBlock | PassBlock) -> np.ndarray:
+    return np.zeros(block.table.num_rows, np.int64)  # a block's rows have lines of their own
+
+
+def _measurement_codes(
+    block: MeasurementBlock, code: Callable[[tuple[object, ...] | None], int]
+) -> np.ndarray:
+    """The run key code of each row: the few (benchmark, metric, statistic) of a block."""
     import pyarrow.compute as pc
 
-    codes: dict[tuple[object, ...], int] = {}
-
-    def code(key: tuple[object, ...] | None) -> int:
-        return -1 if key is None else codes.setdefault(key, len(codes))
-
-    first = [code(runs.record_key(item)) for item in groups[0]]
-    t = block.template
-    table = block.table
-    combos = (
-        pc.binary_join_element_wise(
-            table["benchmark"],
-            table["metric"],
-            table["statistic"],
-            pa.scalar("\x1f", pa.large_string()),
-        )
-        .combine_chunks()
-        .dictionary_encode()
+    t, table = block.template, block.table
+    joined = pc.binary_join_element_wise(
+        table["benchmark"],
+        table["metric"],
+        table["statistic"],
+        pa.scalar("\x1f", pa.large_string()),
     )
+    combos = joined.combine_chunks().dictionary_encode()
     combo_codes = []
     for combo in combos.dictionary.to_pylist():
         benchmark, metric, statistic = combo.split("\x1f")
         combo_codes.append(code(("m", benchmark, t.task, metric, t.framework, (), None, statistic)))
-    rows = np.asarray(combo_codes, np.int64)[combos.indices.to_numpy()]
-    rest = [code(runs.record_key(item)) for g in groups[1:] for item in g]
-    return np.concatenate([np.array(first, np.int64), rows, np.array(rest, np.int64)])
+    return np.asarray(combo_codes, np.int64)[combos.indices.to_numpy()]

@@ -9,7 +9,7 @@ as one MeasurementBlock through runs (ingest.bulk) into the store's Rows, never 
 
 Wherever the block cannot stand for its records (a document of prose, whose headings and
 line labels fill params per record; other parsers' measurements around it), it turns back
-into the very Measurement objects its parser would have built (`measurements()`), so both
+into the very Measurement objects its parser would have built (`records()`), so both
 ways store the same rows: tests/test_bulk.py compares them.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from perfboard.model import Measurement
+from perfboard.model import Measurement, PassApplied
 
 # The columns of a block, one row a measurement; what they do not hold, the template says.
 BLOCK_SCHEMA = pa.schema(
@@ -70,7 +70,7 @@ class MeasurementBlock:
     def lines(self) -> np.ndarray:
         return self.table["line"].to_numpy()
 
-    def measurements(self) -> list[Measurement]:
+    def records(self) -> list[Measurement]:
         """The rows as the Measurement objects the parser's per-line path builds."""
         t = self.template
         columns = {name: self.table[name].to_pylist() for name in self.table.column_names}
@@ -112,6 +112,45 @@ class MeasurementBlock:
                 )
             )
         return out
+
+
+@dataclass(slots=True)
+class PassBlock:
+    """The passes of a chunk read in bulk, in the passes table's own columns (run filled
+    by ingest.bulk, 0 before)."""
+
+    table: pa.Table  # ingest.save.PASS_SCHEMA
+
+    @property
+    def lines(self) -> np.ndarray:
+        return self.table["line"].to_numpy()
+
+    def shift(self, lines: int, runs: int) -> None:
+        """Line and run numbers moved on (its chunk put in its place in the document)."""
+        for name, by in (("line", lines), ("run", runs)):
+            if by:
+                index = self.table.schema.get_field_index(name)
+                field_type = self.table.schema.field(name).type
+                moved = pa.array(self.table[name].to_numpy() + by, field_type)
+                self.table = self.table.set_column(index, name, moved)
+
+    def records(self) -> list[PassApplied]:
+        """The rows as the PassApplied objects the line path builds."""
+        columns = [self.table[name].to_pylist() for name in PASS_FIELDS]
+        return [
+            PassApplied(name, kind, order, subgraphs, run, line, raw)
+            for run, name, kind, order, subgraphs, line, raw in zip(*columns, strict=True)
+        ]
+
+
+PASS_FIELDS = ("run", "name", "kind", "order", "subgraphs", "line", "raw")
+
+
+def lines_of(data: bytes, newlines: np.ndarray) -> tuple[pa.LargeStringArray, np.ndarray]:
+    """Every line of `data` (without its newline) as strings, and where each starts."""
+    starts = np.concatenate(([0], newlines + 1))
+    ends = np.append(newlines, len(data))
+    return spans(data, starts, ends), starts
 
 
 def spans(data: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.LargeStringArray:

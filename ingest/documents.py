@@ -24,10 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import xxhash
 
 from ingest import bulk
-from ingest.columns import MeasurementBlock
+from ingest.columns import MeasurementBlock, PassBlock
 from ingest.gate import markers_of
 from ingest.registry import GENERIC, KINDS, PARSERS, RESULTS_KIND, gate_for, parse_fn
 from ingest.runs import Contexts, Run, assemble
@@ -128,14 +129,15 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             if append is not None:
                 append(item)
                 continue
-            if type(item) is MeasurementBlock:
+            if type(item) is MeasurementBlock or type(item) is PassBlock:
                 found.blocks.append(item)
                 continue
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
             found.add(item)
         for block in found.blocks[blocks:]:  # where this parser's own objects are
-            block.first, block.end = first, len(found.measurements)
+            if type(block) is MeasurementBlock:
+                block.first, block.end = first, len(found.measurements)
         if _count(found) > before and name not in found.parsers:
             found.parsers.append(name)
     return found
@@ -492,7 +494,10 @@ def _parse_range_to_rows(
     if result.rows is None:
         result.rows = Rows.of(found.measurements, result.runs)
     result.rows.events = record_table(found.profile_events, EVENT_SCHEMA)
-    result.rows.passes = record_table(found.passes, PASS_SCHEMA)
+    passes = record_table(found.passes, PASS_SCHEMA)
+    if result.rows.passes is not None:  # a block's, and the objects' (none, or a few)
+        passes = pa.concat_tables([result.rows.passes, passes])
+    result.rows.passes = passes
     found.measurements, found.profile_events, found.passes, found.blocks = [], [], [], []
     result.runs = []
     return result

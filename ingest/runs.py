@@ -286,7 +286,7 @@ def assemble(doc: DocText, found: Found, contexts: Contexts | None = None) -> li
     contexts = contexts or Contexts(doc)
     runs = _assign_runs(contexts, found)
     doc_model = DocModel(doc)
-    named = _named_benchmarks(found.measurements)
+    named = named_benchmarks(found.measurements)
     at = contexts.at
     labels = _LineLabels(doc)
     for m in found.measurements:
@@ -327,7 +327,7 @@ def _assign_runs(contexts: Contexts, found: Found) -> list[Run]:
     return runs
 
 
-def _named_benchmarks(measurements: list[Measurement]) -> dict[int, tuple[str, str]]:
+def named_benchmarks(measurements: list[Measurement]) -> dict[int, tuple[str, str]]:
     """The (benchmark, task) a run's parsers named, when all of them name the same one."""
     if all(m.benchmark for m in measurements):
         return {}  # nothing to fill (a tester log names its model on every line)

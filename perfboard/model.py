@@ -217,8 +217,8 @@ class Found:
     claims: list[Claim] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     parsers: list[str] = field(default_factory=list)  # which parsers found something
-    # Measurements read in bulk (ingest.columns.MeasurementBlock): Arrow columns, not
-    # objects, until something needs them as objects (`measurements()`).
+    # Measurements and passes read in bulk (ingest.columns): Arrow columns, not objects,
+    # until something needs them as objects (each block's `records()`).
     blocks: list[Any] = field(default_factory=list)
 
     def add(self, item: Item) -> None:
@@ -261,15 +261,21 @@ class Found:
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per record, tagged with its kind (for --dry-run)."""
         out: list[dict[str, Any]] = []
-        measurements = self.measurements
+        measurements, passes = self.measurements, self.passes
         if self.blocks:  # the rows of each block as objects, in line order with the others
-            rows = [m for block in self.blocks for m in block.measurements()]
-            measurements = sorted([*measurements, *rows], key=lambda m: m.line)
+            rows = [record for block in self.blocks for record in block.records()]
+            measurements = sorted(
+                [*measurements, *(r for r in rows if isinstance(r, Measurement))],
+                key=lambda m: m.line,
+            )
+            passes = sorted(
+                [*passes, *(r for r in rows if isinstance(r, PassApplied))], key=lambda p: p.line
+            )
         groups: list[tuple[str, list[Any]]] = [
             ("measurement", measurements),
             ("phase", self.phases),
             ("profile_event", self.profile_events),
-            ("pass", self.passes),
+            ("pass", passes),
             ("claim", self.claims),
             ("problem", self.problems),
         ]

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from ingest import bulk, pipeline
-from ingest.columns import MeasurementBlock
+from ingest.columns import MeasurementBlock, PassBlock
 from ingest.documents import read_document
 from ingest.gate import AnchorGate
-from ingest.parsers import latency
+from ingest.parsers import claims, latency, passes
 from ingest.save import save_found
 from ingest.text import DocText, LineIndex
 from perfboard import db
@@ -37,7 +37,8 @@ def a_tester_line(rng: random.Random) -> str:
         clock = f"{rng.choice(['06', '23', '24'])}:41:{rng.choice(['55', '59', '60'])}"
         source = rng.choice(["ernie_tester.cc", "analyzer_bert_tester.cc", "operator.cc"])
         pid = " " * rng.randrange(1, 3) + str(rng.randrange(10**5))
-        prefix = f"{rng.choice('IWEF')}{month}{day} {clock}.{rng.randrange(10**6):06d} {pid} {source}:345] "
+        stamp = f"{rng.choice('IWEF')}{month}{day} {clock}.{rng.randrange(10**6):06d}"
+        prefix = f"{stamp} {pid} {source}:345] "
     warmup = ""
     if rng.random() < 0.3:
         warmup = f" [exclude {rng.randrange(1, 10 ** rng.randrange(1, 21))} warmup steps]"
@@ -72,9 +73,70 @@ def test_a_block_holds_exactly_the_measurements_the_line_path_builds(
     blocks = [item for item in items if isinstance(item, MeasurementBlock)]
     assert len(blocks) == 1 and blocks[0].table.num_rows > 500
     others = [item for item in items if not isinstance(item, MeasurementBlock)]
-    read = sorted([*others, *blocks[0].measurements()], key=lambda item: item.line)
+    read = sorted([*others, *blocks[0].records()], key=lambda item: item.line)
     line_by_line = list(latency.parse(DocText(text, doc.meta)))  # no hits: the line path
     assert read == line_by_line
+
+
+def a_pass_log_line(rng: random.Random) -> str:
+    """A line of a predictor's optimisation log: passes, "detected" lines, glog noise."""
+    glog = f"I0718 10:11:44.{rng.randrange(10**6):06d} 2153053 fuse_pass_base.cc:59] "
+    return rng.choice(
+        [
+            f"--- Running IR pass [{rng.choice(['fc_fuse_pass', 'conv_bn_fuse_pass'])}]",
+            "--- Running analysis [ir_graph_build_pass]",
+            "--- Running analysis [ir_params_sync_among_devices_pass]  ",
+            f"{glog}---  detected {rng.randrange(1, 80)} subgraphs",
+            f"---  detected {rng.randrange(1, 80)} subgraph",
+            f"{glog}---  skip [feed], feed -> src_ids",
+            f"{glog}Sync params from CPU to GPU",
+            "-------------------------------------------",
+        ]
+    )
+
+
+@pytest.mark.parametrize("cut", [False, True], ids=["plain", "with-a-cut-line"])
+def test_a_pass_block_holds_exactly_the_passes_the_line_path_reads(cut: bool) -> None:
+    rng = random.Random(8)
+    lines = [f"---  detected {k} subgraphs" for k in (3, 4)]  # orphans: no pass above
+    lines += [a_pass_log_line(rng) for _ in range(12_000)]
+    if cut:
+        lines.insert(7000, "--- Running IR pa")
+    text = "\n".join(lines) + "\n"
+    doc = chunk_doc(text, None)
+    items = list(passes.parse(doc))
+    blocks = [item for item in items if isinstance(item, PassBlock)]
+    assert len(blocks) == (0 if cut else 1)
+    read = [*(item for item in items if not isinstance(item, PassBlock))]
+    read += [record for block in blocks for record in block.records()]
+    assert read == list(passes.parse(DocText(text, doc.meta)))  # the line path
+
+
+def a_claiming_line(rng: random.Random) -> str:
+    """A log or prose line with the words a claim needs, claiming something or nothing."""
+    before, after = f"{rng.uniform(1, 20):.1f}", f"{rng.uniform(1, 20):.2f}"
+    unit = rng.choice(["ms", "us", "s", "MS", "sec", ""])
+    return rng.choice(
+        [
+            f"improved from {before}{unit} to {after} {unit}",
+            f"2. refine fc ({before}ms -> {after}ms) and {before} ms => {after}ms",
+            f"speed up by {rng.randrange(1, 99)}%, latency by about {before} %",
+            f"the memory grew by {rng.randrange(1, 99)}%",
+            "I0718 10:11:44.254137 2153053 naive_executor.cc:102] ---  skip [feed], feed -> x",
+            "I0718 10:11:44.254137 2153053 ir_params_sync.cc:89] Sync params from CPU to GPU",
+            f"went {before}ms\x0b->\x0b{after}ms by {before}\x0b%",
+            f"step {before} to {after}, by the way",
+        ]
+    )
+
+
+def test_a_large_chunk_finds_the_claims_a_whole_search_finds() -> None:
+    rng = random.Random(9)
+    text = "\n".join(a_claiming_line(rng) for _ in range(8000)) + "\n"
+    assert len(text) > claims.BULK_MIN_BYTES
+    read = list(claims.parse(chunk_doc(text, None)))
+    assert len(read) > 1000
+    assert read == list(claims.parse(DocText(text, DocMeta(uri="chunk.log"))))
 
 
 def dense_log(path: Path, rng: random.Random, blocks: int, extra: str = "") -> None:
@@ -84,7 +146,8 @@ def dense_log(path: Path, rng: random.Random, blocks: int, extra: str = "") -> N
         out.append("--- Running analysis [ir_graph_build_pass]\n")
         out.append("--- Running IR pass [fc_fuse_pass]\n")
         out.append(
-            f"I0718 10:11:44.{k % 10**6:06d} 2153053 fuse_pass_base.cc:59] ---  detected 3 subgraphs\n"
+            f"I0718 10:11:44.{k % 10**6:06d} 2153053 fuse_pass_base.cc:59]"
+            " ---  detected 3 subgraphs\n"
         )
         for _ in range(4):
             out.append(
@@ -94,7 +157,8 @@ def dense_log(path: Path, rng: random.Random, blocks: int, extra: str = "") -> N
             )
         if k % 97 == 0:
             out.append(
-                "I0911 06:41:55.000000  7238 ernie_tester.cc:345] Run 50 samples, average latency: 6.\n"
+                "I0911 06:41:55.000000  7238 ernie_tester.cc:345] Run 50 samples,"
+                " average latency: 6.\n"
             )
         if k == blocks // 2:
             out.append(extra)
@@ -109,6 +173,13 @@ def stored(path: Path, tmp_path: Path, name: str, meta: DocMeta, pool: object = 
     save_found(conn, parsed.info, parsed.found, parsed.rows)
     conn.close()
     return snapshot(store)
+
+
+def line_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every parser line by line from here on."""
+    monkeypatch.setattr(latency, "BULK_MIN", 10**9)
+    monkeypatch.setattr(passes, "BULK_MIN_BYTES", 1 << 62)
+    monkeypatch.setattr(claims, "BULK_MIN_BYTES", 1 << 62)
 
 
 @pytest.fixture
@@ -136,7 +207,7 @@ def test_a_dense_log_stores_what_the_line_path_stores(
     assert counted, "the bulk path was not taken"
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
         pooled = stored(path, tmp_path, "pooled", meta, pool)
-    monkeypatch.setattr(latency, "BULK_MIN", 10**9)
+    line_path(monkeypatch)
     line_by_line = stored(path, tmp_path, "lines", meta)
     assert len(line_by_line["measurements"]) == 24_000
     assert len(line_by_line["passes"]) == 12_000
@@ -163,7 +234,7 @@ def test_where_a_block_cannot_stand_for_its_rows_they_are_read_as_objects(
     parsed = read_document(path, "auto", meta)
     assert not counted and not parsed.found.blocks
     columns = stored(path, tmp_path, "columns", meta)
-    monkeypatch.setattr(latency, "BULK_MIN", 10**9)
+    line_path(monkeypatch)
     assert columns == stored(path, tmp_path, "lines", meta)
 
 
@@ -175,7 +246,7 @@ def test_a_dry_run_lists_a_blocks_rows_like_any_others(
     doc = pipeline.Document(DocMeta(uri=str(path)), "auto", path=path)
     records, failed = pipeline.preview(doc)
     assert counted and not failed
-    monkeypatch.setattr(latency, "BULK_MIN", 10**9)
+    line_path(monkeypatch)
     assert records == pipeline.preview(doc)[0]
     first = next(r for r in records if r["kind"] == "measurement")
     assert (first["benchmark"], first["line"], first["run"]) == ("ernie", 4, 0)

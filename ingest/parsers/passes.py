@@ -33,7 +33,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ingest.text import DocText
+import numpy as np
+
+from ingest import columns
+from ingest.columns import PassBlock
+from ingest.text import DocText, LineIndex
 from perfboard.model import Item, PassApplied, Problem
 
 NAME = "passes"
@@ -53,14 +57,27 @@ _CUT_PARTS = ("Running IR pass [", "Running analysis [", "detected ")
 _CUT = re.compile(r"Running (?:IR pass|analysis) \[[^\]]*|detected \d+(?: \w*)?")
 
 
-def parse(doc: DocText) -> Iterator[Item]:
-    """PassApplied for every pass line and Problems for cut or orphan lines, in order."""
+def parse(doc: DocText) -> Iterator[Item | PassBlock]:
+    """PassApplied for every pass line and Problems for cut or orphan lines, in order.
+
+    A large chunk (its newline index at hand) whose every pass log line is a plain pass
+    or "detected" line gives its passes as one PassBlock (_bulk); any other line there
+    (cut, or with text before its "--- ") and the chunk is read line by line.
+    """
+    if isinstance(doc.line_at, LineIndex) and len(doc.text) >= BULK_MIN_BYTES:
+        read = _bulk(doc)
+        if read is not None:
+            block, orphans = read
+            yield from orphans  # only before the first pass: in line order with the block
+            if block is not None:
+                yield block
+            return
     items = _read(doc.text)
     # Line numbers in one lookup for all records (a dense pass log has a record a line:
     # asked for one at a time, they cost as much as the reading).
     for item, number in zip(items, doc.lines_at([item.line for item in items]), strict=True):
         item.line = number
-    return iter(items)
+    yield from items
 
 
 def _read(text: str) -> list[PassApplied | Problem]:
@@ -102,6 +119,95 @@ def _read(text: str) -> list[PassApplied | Problem]:
     if pending:
         items.append(pending)
     return items
+
+
+# -- a dense log's passes in bulk ----------------------------------------------------
+
+BULK_MIN_BYTES = 1 << 18  # below this a chunk is read line by line (it costs as little)
+# The pass log lines the bulk path reads, as RE2 patterns over single lines: a pass line at
+# the start of its line, a "detected" line bare or after a glog prefix. Any other line
+# with a hit (_HIT) sends the chunk to the line path.
+_HIT_RE2 = r"--- [ \t]?[Rd]"
+_PASS_RE2 = r"^--- Running (?:IR pass|analysis) \[[^\]\s]+\]"
+_DETECTED_RE2 = (
+    r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.]+:\d+\] )?"
+    r"--- [ \t]?detected \d+ subgraphs?\b"
+)
+_RUNNING = len("--- Running ")
+
+
+def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
+    """The passes of a chunk as one block, and the orphan "detected" lines (before the
+    first pass) as Problems; None when a line needs the line path (see parse).
+
+    _read's rules over arrays: a pass line opens a pass; the "detected" lines after it
+    add their counts and lines to it; ir_graph_build_pass restarts the order at 0.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    assert isinstance(doc.line_at, LineIndex)
+    data = doc.text.encode("ascii")  # an indexed chunk is ASCII (ingest.documents)
+    lines, starts = columns.lines_of(data, doc.line_at.positions)
+    candidates = np.flatnonzero(pc.match_substring(lines, "--- ").to_numpy(zero_copy_only=False))
+    if not len(candidates):
+        return None, []
+    texts = lines.take(pa.array(candidates))
+    hit = pc.match_substring_regex(texts, _HIT_RE2).to_numpy(zero_copy_only=False)
+    is_pass = pc.match_substring_regex(texts, _PASS_RE2).to_numpy(zero_copy_only=False)
+    is_detected = pc.match_substring_regex(texts, _DETECTED_RE2).to_numpy(zero_copy_only=False)
+    if (hit & ~is_pass & ~is_detected).any():
+        return None  # a cut line, or text before "--- ": the line path decides
+    rows = candidates[is_pass]
+    found = candidates[is_detected]
+    first = rows[0] if len(rows) else len(lines)
+    orphans = [
+        Problem(int(row) + doc.first_line, _reason(True), lines[int(row)].as_py(), NAME)
+        for row in found[found < first]
+    ]
+    if not len(rows):
+        return None, orphans
+    found = found[found > first]
+    passes = texts.filter(pa.array(is_pass))
+    pass_starts = starts[rows]
+    buf = np.frombuffer(data, np.uint8)
+    ir = buf[pass_starts + _RUNNING] == ord("I")
+    name_start = pass_starts + _RUNNING + np.where(ir, len("IR pass ["), len("analysis ["))
+    name_end = columns.next_at(np.flatnonzero(buf == ord("]")), name_start, len(data))
+    names = columns.spans(data, name_start, name_end)
+    restart = pc.equal(names, SEQUENCE_START).to_numpy(zero_copy_only=False)
+    index = np.arange(len(rows))
+    sequence_start = np.maximum.accumulate(np.where(restart, index, 0))
+    order = index - sequence_start
+    # Each "detected" line belongs to the last pass above it.
+    owner = rows.searchsorted(found) - 1
+    detected = texts.filter(pa.array(is_detected))
+    detected = detected.slice(len(detected) - len(found))
+    counted = pc.find_substring(detected, "detected ").to_numpy() + len("detected ")
+    count_start = starts[found] + counted
+    count_end = columns.next_at(np.flatnonzero(buf == ord(" ")), count_start, len(data))
+    try:
+        counts = pc.cast(columns.spans(data, count_start, count_end), pa.int64()).to_numpy()
+    except pa.ArrowInvalid:  # a count beyond int64: the line path reads it as Python does
+        return None
+    subgraphs = np.bincount(owner, weights=None, minlength=len(rows))
+    totals = np.zeros(len(rows), np.int64)
+    np.add.at(totals, owner, counts)
+    raw = passes.to_pylist()
+    for row, line in zip(owner.tolist(), detected.to_pylist(), strict=True):
+        raw[row] += "\n" + line
+    table = pa.table(
+        {
+            "run": pa.array(np.zeros(len(rows), np.int32)),
+            "name": names.cast(pa.string()),
+            "kind": pc.if_else(pa.array(ir), "ir", "analysis"),
+            "order": pa.array(order, pa.int32()),
+            "subgraphs": pa.array(totals, pa.int32(), mask=subgraphs == 0),
+            "line": pa.array(rows + doc.first_line),
+            "raw": pa.array(raw, pa.string()),
+        }
+    )
+    return PassBlock(table), orphans
 
 
 def _is_cut(rest: str) -> bool:

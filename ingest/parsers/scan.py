@@ -13,18 +13,22 @@ from collections.abc import Iterator
 
 
 def hits(
-    text: str, patterns: tuple[tuple[str, re.Pattern[str]], ...]
+    text: str,
+    patterns: tuple[tuple[str, re.Pattern[str]], ...],
+    start: int = 0,
+    end: int | None = None,
 ) -> Iterator[tuple[int, str, re.Match[str]]]:
-    """(position, kind, match) of every pattern's matches, in text order.
+    """(position, kind, match) of every pattern's matches in text[start:end], in text order.
 
     One C-speed scan per literal-led pattern, merged lazily.
     """
-    streams = [_tagged(kind, pattern, text) for kind, pattern in patterns]
+    stop = len(text) if end is None else end
+    streams = [_tagged(kind, pattern, text, start, stop) for kind, pattern in patterns]
     return heapq.merge(*streams, key=lambda hit: hit[0])
 
 
 def _tagged(
-    kind: str, pattern: re.Pattern[str], text: str
+    kind: str, pattern: re.Pattern[str], text: str, start: int, end: int
 ) -> Iterator[tuple[int, str, re.Match[str]]]:
-    for m in pattern.finditer(text):
+    for m in pattern.finditer(text, start, end):
         yield m.start(), kind, m

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import duckdb
 import pyarrow as pa
 
-from ingest import pipeline, results
+from ingest import pipeline
 from ingest.documents import worker_pool
 from ingest.registry import KINDS, RESULTS_KIND
 from ingest.save import SaveResult
@@ -693,6 +693,8 @@ def run_compact(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from ingest import results  # the reader and writer of result files: this command only
+
     conn = open_store(args, read_only=True)
     if args.out:
         n = results.export(conn, args.out, args.format)

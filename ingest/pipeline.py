@@ -33,7 +33,6 @@ from typing import Any
 
 import duckdb
 
-from ingest import results
 from ingest.documents import (
     Parsed,
     document_hash,
@@ -42,7 +41,7 @@ from ingest.documents import (
     read_text,
     text_hash,
 )
-from ingest.registry import RESULTS_KIND, formats_read
+from ingest.registry import RESULT_SUFFIXES, RESULTS_KIND, formats_read
 from ingest.save import (
     SaveResult,
     SourceInfo,
@@ -245,13 +244,17 @@ def _is_results(doc: Document) -> bool:
         return False
     if doc.kind == RESULTS_KIND:
         return True
-    if doc.kind != "auto":
+    if doc.kind != "auto" or doc.path.suffix.lower() not in RESULT_SUFFIXES:
         return False
+    from ingest import results  # only for a file that may be one (pyarrow.csv, ...)
+
     with open(doc.path, "rb") as fh:
         return results.looks_like_results(doc.path, fh.read(4096))
 
 
 def _save_results(conn: duckdb.DuckDBPyConnection, doc: Document) -> SaveResult:
+    from ingest import results
+
     assert doc.path is not None
     size = doc.path.stat().st_size
     if size == 0:
@@ -261,6 +264,8 @@ def _save_results(conn: duckdb.DuckDBPyConnection, doc: Document) -> SaveResult:
 
 
 def _results_preview(path: Path) -> list[dict[str, Any]]:
+    from ingest import results
+
     conn = duckdb.connect()
     try:
         load = results.stage(conn, path)

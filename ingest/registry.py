@@ -140,6 +140,9 @@ READS: dict[str, str] = {
 # reader are then read again instead of being skipped as unchanged.
 READER_VERSION = "3"  # 2: trtexec, MLPerf, vLLM, SGLang; 3: the other tools, PR tables
 RESULTS_KIND = "results"
+# The file names perfboard's own result files may have (ingest.results.looks_like_results):
+# any other file is not one, and is told so without importing that reader.
+RESULT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 
 ParseFn = Callable[[DocText], Iterator[Item]]
 

@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ingest.registry import RESULT_SUFFIXES
 from ingest.save import (
     FUTURE_SLACK,
     SaveResult,
@@ -88,12 +89,12 @@ def looks_like_results(path: Path, head: bytes) -> bool:
         head = head.decode("utf-16", "replace").encode("utf-8")
     head = head.removeprefix(codecs.BOM_UTF8)  # a BOM must not hide the CSV header
     first = head.lstrip().split(b"\n", 1)[0]
-    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+    if path.suffix.lower() not in RESULT_SUFFIXES:
+        return False
+    if path.suffix.lower() != ".csv":
         return b'"schema"' in first and SCHEMA_ID.encode() in first
-    if path.suffix.lower() == ".csv":
-        columns = first.decode("utf-8", "replace").strip().split(",")
-        return {"benchmark", "metric", "value", "status"} <= {c.strip() for c in columns}
-    return False
+    columns = first.decode("utf-8", "replace").strip().split(",")
+    return {"benchmark", "metric", "value", "status"} <= {c.strip() for c in columns}
 
 
 def _columns_sql() -> str:

@@ -26,15 +26,11 @@ import hashlib
 import hmac
 import html
 import json
-import smtplib
-import ssl
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus
 
@@ -45,6 +41,8 @@ from perfboard.links import pr_url
 from perfboard.markup import gfm_escape
 
 if TYPE_CHECKING:
+    from email.message import EmailMessage
+
     import pandas as pd
 
 # pandas (the queries) and requests are imported where an alert is sent, not here: an
@@ -411,6 +409,9 @@ def wecom_payload(summary: Summary) -> dict[str, Any]:
 
 def email_message(summary: Summary, sender: str, to: tuple[str, ...]) -> EmailMessage:
     """One e-mail: the plain text, and a simple HTML part (document text escaped)."""
+    from email.message import EmailMessage  # here: email and smtplib cost an ingest 20 ms
+    from email.utils import formatdate, make_msgid
+
     message = EmailMessage()
     message["Subject"] = f"perfboard: {summary.title}"
     message["From"] = sender
@@ -509,6 +510,9 @@ def send_email(mail: settings.Email, summary: Summary, timeout: float) -> str | 
     """One e-mail to every address of the channel, through its SMTP server. Returns the
     addresses the server refused while it took the others (the mail is sent: sending it
     again would repeat it to them), else None; SendError when nobody got it."""
+    import smtplib
+    import ssl
+
     message = email_message(summary, mail.sender, mail.to)
     try:
         if mail.security == "ssl":

@@ -756,6 +756,12 @@ SEED_DOCUMENT = "tests/fixtures/modern/samples/trtexec_tensorrt-4177.md"
 def bench_small(work: Path, repeat: int) -> None:
     """`ingest auto one.md --db existing` (a copy of a store that holds a document already,
     made afresh for every run) against `python -c "import duckdb, pyarrow"`."""
+    # As on any machine where Python may write bytecode: this one sets
+    # PYTHONDONTWRITEBYTECODE, and every process would compile perfboard's source anew
+    # (0.1 s of the 0.5 s a small document took).
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "ingest", "perfboard"], cwd=ROOT, check=True
+    )
     seed = work / "seed.duckdb"
     fresh(seed)()
     run_measured([sys.executable, "-m", "ingest", "auto", SEED_DOCUMENT, "--db", str(seed)])

@@ -49,6 +49,10 @@ from perfboard.model import DocMeta, Found, Measurement, PassApplied, Problem, P
 # time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
 CHUNK_BYTES = 4 * 2**20
 CUT_WINDOW = 2**16
+# A document up to this size keeps its text in the store (source_texts): a value's line
+# is shown in its context. Comments, PR descriptions and reports are far smaller; a log
+# larger than this is read again from its file, if it is still there.
+KEEP_TEXT_BYTES = 2**20
 
 
 @dataclass(slots=True)
@@ -223,6 +227,7 @@ class ChunkResult:
     digest: bytes
     size: int
     rows: Rows | None = None
+    text: str | None = None  # the chunk's text, when it is small enough to keep
 
     @property
     def run_count(self) -> int:
@@ -286,8 +291,9 @@ def parse_chunk(chunk: Chunk, codec: str, kind: str, meta: DocMeta) -> ChunkResu
     else:
         bulk.materialise(found)
         runs = assemble(doc, found, contexts)
+    kept = doc.text if len(raw) <= KEEP_TEXT_BYTES else None
     return ChunkResult(
-        found, runs, doc.newline_count(), doc.encoding, blank, chunk.digest, len(raw), rows
+        found, runs, doc.newline_count(), doc.encoding, blank, chunk.digest, len(raw), rows, kept
     )
 
 
@@ -414,6 +420,7 @@ def _combine(
     encodings: list[str] = []
     digests = xxhash.xxh3_128()
     blank = True
+    texts: list[str | None] = []
     for chunk in results:
         chunk_runs = chunk.run_count
         _shift(chunk, first_line - 1, run_count)
@@ -428,6 +435,7 @@ def _combine(
         encodings.append(chunk.encoding)
         digests.update(chunk.digest)
         blank = blank and chunk.blank
+        texts.append(chunk.text)
         if progress is not None:
             progress(chunk.size)
     # One chunk that needed the fallback makes it the document's encoding.
@@ -437,6 +445,8 @@ def _combine(
         encoding = "utf-8-sig"
     info = SourceInfo(meta, HASH_PREFIX + digests.hexdigest(), kind, 0, encoding)
     info.n_lines = 0 if blank else first_line
+    if len(texts) == 1:  # a document of one chunk, small enough (ChunkResult.text)
+        info.text = texts[0]
     if any(isinstance(part, Rows) for part in parts):  # chunks of rows, maybe of objects too
         rows = Rows.concat([p if isinstance(p, Rows) else Rows.of(*p) for p in parts])
     else:
@@ -500,6 +510,7 @@ def _parse_range_to_rows(
     result.rows.passes = passes
     found.measurements, found.profile_events, found.passes, found.blocks = [], [], [], []
     result.runs = []
+    result.text = None  # a document of many chunks: its text is not kept
     return result
 
 

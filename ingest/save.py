@@ -56,6 +56,8 @@ class SourceInfo:
     size_bytes: int
     encoding: str = "utf-8"
     n_lines: int | None = None
+    # The text as read, kept for provenance when the document is small (source_texts).
+    text: str | None = None
 
 
 @dataclass(slots=True)
@@ -186,8 +188,14 @@ def clear_source(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str, stat
     return previous or 0
 
 
+def write_text(conn: duckdb.DuckDBPyConnection, source_id: int, text: str | None) -> None:
+    """The document's text, for a value's line in context (when it was kept)."""
+    if text is not None:
+        conn.execute("INSERT INTO source_texts (source_id, text) VALUES (?, ?)", [source_id, text])
+
+
 def delete_source_rows(conn: duckdb.DuckDBPyConnection, source_id: int, uri: str) -> None:
-    for table in ("measurements", "profile_events", "passes", "runs", "claims"):
+    for table in ("measurements", "profile_events", "passes", "runs", "claims", "source_texts"):
         conn.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
     conn.execute(
         "DELETE FROM milestones"
@@ -226,6 +234,7 @@ def save_found(
         write_profile(conn, source_id, found, rows)
         write_claims(conn, source_id, found)
         write_problems(conn, info.meta.uri, source_id, problems)
+        write_text(conn, source_id, info.text)
         changes.add_source(conn, info.meta.uri)
     return SaveResult(
         info.meta.uri,

@@ -10,7 +10,14 @@ from perfboard import queries
 from perfboard.changes import describe_change
 from perfboard.links import pr_links, safe_https
 from perfboard.queries.labels import MISSING
-from perfboard.ui import StoreMissing, missing_store_notice, query, view_title
+from perfboard.ui import (
+    StoreMissing,
+    missing_store_notice,
+    query,
+    source_line_column,
+    source_lines,
+    view_title,
+)
 
 SPARK_POINTS = 40
 
@@ -156,6 +163,7 @@ with st.expander("Latest value of every series"):
         for v, u, s in zip(latest.latest, latest.unit, latest.status, strict=True)
     ]
     latest["source_url"] = latest.source_url.map(safe_https)
+    latest["line"] = source_lines(latest.source_id, latest.line)
     st.dataframe(
         latest[
             [
@@ -180,6 +188,7 @@ with st.expander("Latest value of every series"):
                 "measured (UTC)", format="YYYY-MM-DD HH:mm"
             ),
             "source_url": st.column_config.LinkColumn("link"),
+            "line": source_line_column(),
         },
     )
 

@@ -9,7 +9,15 @@ from perfboard import queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, view_title
+from perfboard.ui import (
+    page_data,
+    query,
+    source_line_column,
+    source_lines,
+    to_url,
+    url_state,
+    view_title,
+)
 
 PAGE = "prs"  # the scope of this page's pickers in the session
 
@@ -112,14 +120,17 @@ else:
             "Read from the PR's description and comments (a before/after table, a benchmark's"
             " output): each value with its variant and the line it came from."
         )
+        on_page["line"] = source_lines(on_page.pop("source_id"), on_page.line)
+        first_columns = ["series", "variant", "value", "unit", "status", "line"]  # in sight
         st.dataframe(
-            on_page.fillna(""),
+            on_page[[*first_columns, *(c for c in on_page.columns if c not in first_columns)]],
             hide_index=True,
             placeholder=MISSING,
             width="stretch",
             column_config={
                 "value": st.column_config.NumberColumn("value", format="%.4g"),
                 "raw": st.column_config.TextColumn("as written", width="large"),
+                "line": source_line_column(),
             },
         )
     measured = query(queries.pr_measurements, repo, int(choice))
@@ -127,4 +138,12 @@ else:
     if measured.empty:
         st.caption("Nothing was measured at its merge commit (yet).")
     else:
-        st.dataframe(measured, hide_index=True, width="stretch", placeholder=MISSING)
+        measured["line"] = source_lines(measured.pop("source_id"), measured.line)
+        first_columns = ["project", "series", "value", "unit", "status", "line"]
+        st.dataframe(
+            measured[[*first_columns, *(c for c in measured.columns if c not in first_columns)]],
+            hide_index=True,
+            width="stretch",
+            placeholder=MISSING,
+            column_config={"line": source_line_column()},
+        )

@@ -8,7 +8,16 @@ from perfboard import queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_value, view_title, whole_number
+from perfboard.ui import (
+    page_data,
+    provenance,
+    query,
+    to_url,
+    url_state,
+    url_value,
+    view_title,
+    whole_number,
+)
 
 PAGE = "sources"  # the scope of this page's pickers in the session
 
@@ -51,12 +60,16 @@ st.caption(
 if link:
     st.link_button("Open the document", link)
 
+if line:
+    st.subheader(f"Line {int(line)} in its document")
+    provenance(source_id, int(line), link=False)
+
 st.subheader("Measurements and the text they were read from")
 measured = query(queries.source_measurements, source_id, int(line) if line else None)
 if measured.empty:
     st.caption(f"No measurement on line {line}." if line else "This document holds no measurement.")
 else:
-    st.dataframe(
+    picked = st.dataframe(
         measured,
         hide_index=True,
         placeholder=MISSING,
@@ -65,7 +78,18 @@ else:
             "raw": st.column_config.TextColumn("raw text", width="large"),
             "value": st.column_config.NumberColumn("value", format="%.6g"),
         },
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"{PAGE}-measured",
     )
+    rows = [i for i in picked.selection.rows if i < len(measured)]
+    if rows:
+        chosen = measured.iloc[rows[0]]
+        provenance(
+            source_id, int(chosen.line), float(chosen.value) if chosen.status == "ok" else None
+        )
+    elif not line:
+        st.caption("Click a row: its line is shown among the lines around it.")
 
 st.subheader("What could not be read")
 errors = query(queries.source_errors, uris[source_id])

@@ -13,6 +13,7 @@ from perfboard.markup import md_escape
 from perfboard.queries.labels import series_label
 from perfboard.ui import (
     page_data,
+    provenance,
     query,
     to_url,
     url_list,
@@ -234,13 +235,36 @@ else:
         prs=milestone_prs(shown),
         interactive=True,
     )
-    st.altair_chart(charts.themed(chart), width="stretch", theme=None)
-    notes = ["Click a legend entry to show that line alone; scroll to zoom, drag to pan."]
+    event = st.altair_chart(
+        charts.themed(chart),
+        width="stretch",
+        theme=None,
+        on_select="rerun",
+        selection_mode=charts.CLICKED_POINT,  # not the legend or the zoom: no rerun for those
+        key=f"{PAGE}-chart",
+    )
+    notes = [
+        "Click a point to see the line it was read from (a PR's point opens the PR too); "
+        "click a legend entry to show that line alone; scroll to zoom, drag to pan."
+    ]
     if x_by == "time":
         notes.append("Pale bands: each line's usual level ± twice its noise (robust cv).")
     if not not_ok.empty:
         notes.append("Crosses along the bottom: runs that ran out of memory (no value).")
     st.caption(" ".join(notes))
+    clicked = (event.selection or {}).get(charts.CLICKED_POINT) or []
+    if clicked and clicked[0].get("source_id") is not None:
+        point = clicked[0]
+        many = (point.get("points") or 1) > 1
+        st.subheader("Where this point comes from")
+        if many:
+            st.caption(
+                f"This point is the median of {int(point['points'])} measurements; the newest"
+                " of them is shown. Zoom in (or pick fewer dates) to see each one."
+            )
+        provenance(
+            int(point["source_id"]), int(point["line"]), None if many else point.get("value")
+        )
     if x_by == "time" and not changes.empty:
         drifts = int((changes["shape"] == "drift").sum())
         steps = len(changes) - drifts

@@ -30,6 +30,7 @@ OKABE_ITO = (
 # A point links to its PR; a point without one links nowhere (a plain "pr_link:N" makes
 # static renderers write a link to "null" resolved against their base URL).
 PR_HREF = alt.condition("isValid(datum.pr_link)", "pr_link:N", alt.value(None))
+CLICKED_POINT = "point"  # the selection a click on a chart's point makes (its source, line)
 MEASURED, BASELINE, TARGET, GAIN, LOSS = "#0072B2", "#7F7F7F", "#009E73", "#009E73", "#D55E00"
 FONT = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, sans-serif"
 PR_MARK, OOM_MARK = "#56B4E9", "#D55E00"
@@ -297,6 +298,13 @@ def trend_lines(
         shown = alt.condition(picked, alt.value(1.0), alt.value(0.12))
         base = base.encode(opacity=shown)
         marks = marks.encode(opacity=shown).add_params(picked, zoom)
+        if "source_id" in data.columns:  # a click on a point: the page shows where it is from
+            clicked = alt.selection_point(
+                fields=["source_id", "line", "series_id", "value", "points"],
+                on="click",
+                name=CLICKED_POINT,
+            )
+            marks = marks.add_params(clicked)
     lines = base.mark_line(strokeWidth=2)
     layers = [lines, marks]
     on_time = x_by == "time"

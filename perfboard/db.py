@@ -286,7 +286,7 @@ EVERYTHING = "*"  # data_changes.table_name of a commit that did not say what it
 # and a page reading a few of them re-reads, as it must.
 MAX_LISTED = 10_000
 # The other tables a document's rows are in (delete_source_rows), by source_id.
-_SOURCE_TABLES = ("phases", "profile_events", "passes", "runs", "claims")
+_SOURCE_TABLES = ("phases", "profile_events", "passes", "runs", "claims", "source_texts")
 _HELD_IN_SOURCE_TABLES = ", ".join(
     f"(SELECT count(*) FROM {table} WHERE source_id = $source)" for table in _SOURCE_TABLES
 )

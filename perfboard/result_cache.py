@@ -249,10 +249,12 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.queries.store.latest_per_series": of_project(
         *_MEASURED, project=lambda project=None, limit=0: project
     ),
+    "perfboard.queries.store.line_values": tables("sources", "measurements", "series"),
     "perfboard.queries.store.projects": tables("measurements", "series"),
     "perfboard.queries.store.series_catalog": tables("measurements", "series", "series_noise"),
     "perfboard.queries.store.source_errors": tables("ingest_errors"),
     "perfboard.queries.store.source_measurements": tables("measurements", "series"),
+    "perfboard.queries.store.source_text": tables("source_texts"),
     "perfboard.queries.store.sources": tables("sources"),
     # The weekly report reads nearly every table: everything (perfboard.report.render).
 }

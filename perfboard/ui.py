@@ -22,7 +22,9 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from perfboard import db, errors, lake
+from perfboard import db, errors, lake, queries
+from perfboard import provenance as prov
+from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.result_cache import ResultCache, StoreVersions, reads_of
 
@@ -442,3 +444,104 @@ def view_title(title: str) -> None:
         st.title(title, width="content")
         element = "perfboard-copy-link-" + "".join(c for c in title.lower() if c.isalnum())
         st.html(_COPY_LINK.format(id=element), unsafe_allow_javascript=True, width="content")
+
+
+# -- provenance ---------------------------------------------------------------------------
+
+
+def provenance(
+    source_id: int,
+    line: int,
+    value: float | None = None,
+    link: bool = True,
+    series_id: int | None = None,
+) -> None:
+    """Where a value came from, in one view: its document, and its line among the lines
+    around it with its table's header, the number marked (perfboard/provenance.py).
+
+    `value`: the value to mark among several read on one line (a row of variants); the
+    first one read there when None; `series_id`: the series of the value meant. `link`: a
+    button to the document's own page. The
+    document's text comes from the store when it was kept (small documents), else from
+    its file when that is still here and unchanged.
+    """
+    values = query(queries.line_values, int(source_id), int(line))
+    if values.empty:
+        st.warning("That document is not in the store any more.")
+        return
+    doc = values.iloc[0]
+    read = values.dropna(subset=["series"])
+    # The value meant: the clicked series' (a line may hold several), else the one equal
+    # to `value`, else the first read there.
+    meant = read
+    if series_id is not None and (read.series_id == series_id).any():
+        meant = read[read.series_id == series_id]
+    elif value is not None and (read.value == value).any():
+        meant = read[read.value == value]
+    if not meant.empty and pd.notna(meant.value.iloc[0]):
+        value = float(meant.value.iloc[0])
+    said = "no measurement was read on this line"
+    if not meant.empty:
+        r = meant.iloc[0]
+        said = f"{md_escape(r.series)}: {_shown_value(r.value, r.unit, r.status)}"
+        if len(read) > 1:
+            said = f"{len(read)} values were read on this line; marked: {said}"
+    st.caption(f"**{md_escape(doc.uri)}**, line {line} · {said}")
+    found, why = _excerpt(source_id, doc.uri, line, value, read.raw.tolist())
+    if found is not None and found.found:
+        st.html(prov.to_html(found), width="stretch")
+    else:
+        written = read.raw.dropna()
+        if not written.empty:
+            st.code(str(written.iloc[0]), language=None, wrap_lines=True)
+        st.caption(why)
+    url = safe_https(doc.url) if link else None  # (a page that links it already: no)
+    if url:
+        st.link_button("Open the document", url)
+
+
+def _excerpt(
+    source_id: int, uri: str, line: int, value: float | None, raws: list[str]
+) -> tuple[prov.Excerpt | None, str]:
+    """The excerpt of the line, or None and why there is none."""
+    text = query(queries.source_text, int(source_id))
+    if text is not None:
+        return prov.excerpt(text, line, value), "The document has no such line."
+    path = Path(uri)
+    if not path.is_file():
+        return None, (
+            "Only the line itself is kept for a document this large, and its file is not on"
+            " this machine: the lines around it cannot be shown."
+        )
+    lines, first = prov.lines_from_file(path, line)
+    found = prov.excerpt_of_lines(lines, first, line, value)
+    written = next((raw for raw in raws if isinstance(raw, str) and raw), None)
+    if written is not None and found.found and found.lines:
+        own = dict(found.lines).get(line, "")
+        if written.split("\n", 1)[0].strip() != own.strip():
+            return None, "The file has changed since it was read: its lines are not shown."
+    return found, "The file has no such line any more."
+
+
+def _shown_value(value: Any, unit: Any, status: Any) -> str:
+    if status != "ok" or value is None or pd.isna(value):
+        return str(status)
+    return f"{value:.6g} {md_escape(unit or '')}".strip()
+
+
+def source_lines(source_ids: pd.Series, lines: pd.Series) -> list[str | None]:
+    """Each value's link to its line in context (the Sources page): one click from a table
+    row to where the number was read. Shown with SOURCE_LINE."""
+    return [
+        f"/sources?source={int(s)}&line={int(n)}" if pd.notna(s) and pd.notna(n) else None
+        for s, n in zip(source_ids, lines, strict=True)
+    ]
+
+
+def source_line_column() -> Any:
+    """The column of source_lines' links: the line number, opening its context."""
+    return st.column_config.LinkColumn(
+        "line",
+        display_text=r"line=(\d+)$",
+        help="Click: the line this value was read from, among the lines around it",
+    )

@@ -486,3 +486,58 @@ def test_dark_mode_is_a_choice_and_the_report_preview_stays_readable(server: str
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report-dark.png"), full_page=True)
     page.context.close()
+
+
+PROVENANCE = ".perfboard-provenance"
+
+
+def clicked_point(page, label: str) -> None:  # type: ignore[no-untyped-def]
+    """Click the first chart point whose tooltip label holds `label`; wait for its run."""
+    points = [m for m in page.evaluate(MARKS) if label in m[2]]
+    assert points, [m[2] for m in page.evaluate(MARKS)][:5]
+    x, y, _ = points[0]
+    page.mouse.click(x, y)
+    page.get_by_role("heading", name="Where this point comes from").wait_for(timeout=30_000)
+    page.locator(PROVENANCE).first.wait_for(timeout=30_000)
+
+
+def shown_lines(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The lines of the provenance block as shown, each with its number."""
+    return page.locator(f"{PROVENANCE} > div").all_inner_texts()
+
+
+def test_a_click_on_a_point_shows_its_line_under_its_tables_header(server: str, browser) -> None:
+    page = rendered(browser, f"{server}/trends?metric=latency&benchmark=ernie&x=batch_size")
+    clicked_point(page, "batch size: 70; latency (ms): 6.457;")
+    lines = shown_lines(page)
+    # The QA table's header is 8 lines above the row, outside the window: shown above it;
+    # the row's latency (6.457 ms at batch size 70) is the number marked.
+    assert "batch_size average_latency(ms) batch_latency(ms) gpu_memory(MB)" in lines[0]
+    assert any("70 6.457 451.965 1283" in line for line in lines)
+    assert page.locator(f"{PROVENANCE} mark").inner_text() == "6.457"
+    page.get_by_text("benchmark-165_2020-02-04_xreki_qa-results.md").first.wait_for()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "trends-provenance.png"), full_page=True)
+    page.context.close()
+
+
+def test_a_table_row_clicked_on_sources_shows_its_line_in_context(
+    server: str, browser, demo_db: Path
+) -> None:
+    import duckdb
+
+    uri = "data/samples/paddle-pr-25523_2020-07-14_zhangting2020_slice-grad-table.md"
+    conn = duckdb.connect(str(demo_db), read_only=True)
+    (source_id,) = conn.execute("SELECT source_id FROM sources WHERE uri = ?", [uri]).fetchone()
+    conn.close()
+    page = rendered(browser, f"{server}/sources?source={source_id}", charts=0)
+    page.get_by_text("Click a row: its line is shown").wait_for(timeout=30_000)
+    grid = page.locator('[data-testid="stDataFrame"]').nth(1)
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 14, box["y"] + 35 + 36)  # the second row's checkbox
+    page.locator(PROVENANCE).wait_for(timeout=30_000)
+    lines = shown_lines(page)
+    assert any("|op|input shape|start|end|axes|before|after| speed up |" in x for x in lines)
+    assert page.locator(f"{PROVENANCE} mark").inner_text() == "0.005447"
+    page.context.close()

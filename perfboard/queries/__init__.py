@@ -50,10 +50,12 @@ from perfboard.queries.store import (
     ingest_errors,
     last_ingest,
     latest_per_series,
+    line_values,
     projects,
     series_catalog,
     source_errors,
     source_measurements,
+    source_text,
     sources,
 )
 
@@ -69,6 +71,7 @@ __all__ = [
     "last_ingest",
     "latest_outliers",
     "latest_per_series",
+    "line_values",
     "milestones",
     "op_history",
     "op_results",
@@ -92,6 +95,7 @@ __all__ = [
     "series_steps",
     "source_errors",
     "source_measurements",
+    "source_text",
     "sources",
     "suspects_between",
     "week_gaps",

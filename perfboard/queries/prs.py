@@ -64,7 +64,7 @@ def pr_measurements(
     return conn.execute(
         f"""
         SELECT s.project, {SERIES_LABEL} AS series, m.value, s.unit, m.status, m.version,
-               m.measured_at, src.uri AS source, m.line
+               m.measured_at, src.uri AS source, m.line, m.source_id
         FROM pull_requests k
         JOIN measurements m
           ON length(m.version) >= 7 AND starts_with(k.merge_commit, lower(m.version))
@@ -87,7 +87,7 @@ def pr_page_measurements(
     return conn.execute(
         rf"""
         SELECT {SERIES_LABEL} AS series, s.params->>'variant' AS variant, m.value, s.unit,
-               m.status, src.uri AS source, m.line, m.raw
+               m.status, src.uri AS source, m.line, m.raw, m.source_id
         FROM sources src
         JOIN measurements m USING (source_id)
         JOIN series s USING (series_id)

@@ -46,7 +46,8 @@ def series_points(
                    count(*) AS points,
                    arg_max(source, measured_at) AS source,
                    arg_max(source_url, measured_at) AS source_url,
-                   arg_max(line, measured_at) AS line
+                   arg_max(line, measured_at) AS line,
+                   arg_max(source_id, measured_at) AS source_id
             FROM bucketed
             GROUP BY series_id, bucket
         ),

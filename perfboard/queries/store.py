@@ -52,7 +52,8 @@ def latest_per_series(
                s.framework, s.device, s.params::VARCHAR AS params, s.unit, s.direction,
                l.m.value AS latest, l.m.status AS status, l.m.version AS version,
                l.m.measured_at AS measured_at, l.points,
-               src.uri AS source, src.url AS source_url, l.m.line AS line
+               src.uri AS source, src.url AS source_url, l.m.line AS line,
+               l.m.source_id AS source_id
         FROM latest l
         JOIN series s USING (series_id)
         JOIN sources src ON src.source_id = l.m.source_id
@@ -131,6 +132,27 @@ def source_measurements(
         " ORDER BY m.line, s.metric LIMIT $limit",
         {"source": source_id, "line": line, "limit": limit},
     ).df()
+
+
+def line_values(conn: duckdb.DuckDBPyConnection, source_id: int, line: int) -> pd.DataFrame:
+    """The document a line is of (uri, url, size), and each value read on that line: its
+    series (SERIES_LABEL), value, unit, status and raw text. One row with no value when
+    nothing was read there."""
+    return conn.execute(
+        f"SELECT src.uri, src.url, src.size_bytes, src.status AS source_status,"
+        f" m.series_id, m.value, s.unit, m.status, {SERIES_LABEL} AS series, m.raw"
+        " FROM sources src"
+        " LEFT JOIN measurements m ON m.source_id = src.source_id AND m.line = $line"
+        " LEFT JOIN series s USING (series_id)"
+        " WHERE src.source_id = $source ORDER BY s.metric",
+        {"source": source_id, "line": line},
+    ).df()
+
+
+def source_text(conn: duckdb.DuckDBPyConnection, source_id: int) -> str | None:
+    """The text a document was read as, when it was small enough to be kept."""
+    row = conn.execute("SELECT text FROM source_texts WHERE source_id = ?", [source_id]).fetchone()
+    return None if row is None else row[0]
 
 
 def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:

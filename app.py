@@ -9,7 +9,13 @@ from __future__ import annotations
 import streamlit as st
 
 from perfboard import queries
-from perfboard.ui import StoreMissing, open_links_in_new_tabs, query, require_sign_in
+from perfboard.ui import (
+    StoreMissing,
+    new_data_notice,
+    open_links_in_new_tabs,
+    query,
+    require_sign_in,
+)
 
 # An emoji icon is drawn in the browser; a :material/...: one is fetched from
 # fonts.gstatic.com on every page load, which tells Google who opens the dashboard.
@@ -74,6 +80,7 @@ with st.sidebar:
         )
     except StoreMissing:
         st.caption("No database yet")
+    new_data_notice()  # an ingest while the page is open: said, and one click shows it
 open_links_in_new_tabs()  # a chart's PR link opens GitHub beside the dashboard
 
 navigation.run()

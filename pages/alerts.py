@@ -31,15 +31,6 @@ ORDERS = {"size x confidence": "score", "newest first": "after_at"}
 WORSE, BETTER = "#d55e00", "#009e73"  # charts' vermilion and green (Okabe-Ito)
 
 
-def rank_alerts(found: pd.DataFrame) -> pd.DataFrame:
-    """The alerts with what ranks them: score = |largest change| x confidence, and
-    within_noise when every series of the alert is too noisy to alert on its own."""
-    return found.assign(
-        score=found.largest_pct.abs() * found.confidence,
-        within_noise=found.noisy_series >= found.series,
-    )
-
-
 def kind_colour(value: object) -> str:
     """A cell's colour by what the change means for its metric (the kind says it, by the
     series' direction): a regression in vermilion, an improvement in green."""
@@ -140,7 +131,7 @@ if asked not in set(found.alert_key):
     if found.empty:
         st.info("No change point detected.")
         st.stop()
-    ranked = rank_alerts(found)
+    ranked = alerts.ranked(found)
     show_moved_most(ranked)
     # Pills, not multiselects: the chosen values stay readable in a narrow window.
     statuses = st.pills(

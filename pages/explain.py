@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from perfboard import explain, profiles, queries
+from perfboard import alerts, explain, profiles, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING, unique_labels
@@ -48,7 +48,14 @@ if mode == "an alert":
             "points of a series."
         )
         st.stop()
-    keys = list(found.alert_key)
+    # Opened on the alert with most to go on: PRs between its sides first, then as the
+    # Alerts page ranks (not noise, size x confidence). Not the newest: that may be a
+    # change with nothing to explain it (the demo's simulated leak).
+    ordered = alerts.ranked(found).assign(anything=found.prs_between > 0)
+    ordered = ordered.sort_values(
+        ["anything", "within_noise", "score"], ascending=[False, True, False], kind="stable"
+    )
+    keys = list(ordered.alert_key)
     labels = {
         a.alert_key: f"{a.kind} {a.largest_pct:+.1f}% · {a.project} · "
         f"{a.before_version or '?'} → {a.after_version or '?'}"

@@ -18,12 +18,16 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from perfboard import db, detect, settings
+
+if TYPE_CHECKING:
+    import pandas as pd  # only the type: an ingest's detection does not import pandas
 
 STATUSES = ("new", "acknowledged", "invalid", "fixed", "wontfix")
 CONFIDENCE = 0.99
@@ -320,3 +324,13 @@ def set_triage_many(
                 " VALUES (?, ?, ?, ?, ?)",
                 rows,
             )
+
+
+def ranked(found: pd.DataFrame) -> pd.DataFrame:
+    """Alerts (queries.alerts) with what ranks them: score = |largest change| x
+    confidence, and within_noise when every series of the alert is too noisy to alert on
+    its own. The Alerts page sorts by it; Explain opens on the first that is not noise."""
+    return found.assign(
+        score=found.largest_pct.abs() * found.confidence,
+        within_noise=found.noisy_series >= found.series,
+    )

@@ -26,7 +26,7 @@ from perfboard import db, errors, lake, queries
 from perfboard import provenance as prov
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.result_cache import ResultCache, StoreVersions, reads_of
+from perfboard.result_cache import Reads, ResultCache, StoreVersions, reads_of
 
 T = TypeVar("T")
 
@@ -545,3 +545,57 @@ def source_line_column() -> Any:
         display_text=r"line=(\d+)$",
         help="Click: the line this value was read from, among the lines around it",
     )
+
+
+# -- new data while a page is open ------------------------------------------------------------
+
+# How often an open page asks whether an ingest committed new data since it ran: a stat of
+# the store's file, and its change log only when that moved (shared by every session).
+NEW_DATA_SECONDS = float(os.environ.get("PERFBOARD_NEW_DATA_SECONDS", "30"))
+# What is news to a reader: the data the pages show, not a triage or a CI check's run.
+NEWS = Reads(
+    frozenset(
+        {
+            "measurements",
+            "series",
+            "sources",
+            "phases",
+            "milestones",
+            "profile_events",
+            "passes",
+            "claims",
+            "pull_requests",
+            "change_points",
+        }
+    )
+)
+_SEEN = "perfboard-data-seen"
+
+
+def new_data_notice() -> None:
+    """ "New data since this page loaded", with a button that shows it, when an ingest
+    commits while the page is open (checked every NEW_DATA_SECONDS). Call it on every run
+    of the app: a full run shows the data of its moment, so that is what it has seen."""
+    path = db.db_path()
+    if not db.exists(path):
+        return
+    try:
+        st.session_state[_SEEN] = _versions(path).version(NEWS)
+    except (duckdb.Error, errors.StoreError, FileNotFoundError, OSError):
+        st.session_state.pop(_SEEN, None)  # no store yet, or busy: nothing to compare
+        return
+    _new_data_check()
+
+
+@st.fragment(run_every=NEW_DATA_SECONDS)
+def _new_data_check() -> None:
+    seen = st.session_state.get(_SEEN)
+    try:
+        now = _versions(db.db_path()).version(NEWS)
+    except (duckdb.Error, errors.StoreError, FileNotFoundError, OSError):
+        return  # an ingest holds the store: ask again next time
+    if seen is None or now == seen:
+        return
+    st.info("New data since this page loaded.")
+    if st.button("Show it", key="perfboard-show-new-data"):
+        st.rerun(scope="app")

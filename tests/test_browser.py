@@ -541,3 +541,40 @@ def test_a_table_row_clicked_on_sources_shows_its_line_in_context(
     assert any("|op|input shape|start|end|axes|before|after| speed up |" in x for x in lines)
     assert page.locator(f"{PROVENANCE} mark").inner_text() == "0.005447"
     page.context.close()
+
+
+def test_an_ingest_while_a_page_is_open_is_said_and_one_click_shows_it(
+    browser, demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from tests.conftest import ingest
+
+    store = tmp_path / "open.duckdb"
+    shutil.copyfile(demo_db, store)
+    monkeypatch.setenv("PERFBOARD_NEW_DATA_SECONDS", "1")  # the page asks every second
+    with serving(store) as url:
+        page = rendered(browser, f"{url}/sources", charts=0)
+        notice = page.get_by_text("New data since this page loaded.")
+        page.wait_for_timeout(2500)  # it has asked twice: nothing new, nothing said
+        assert notice.count() == 0
+        document = ROOT / "tests/fixtures/modern/samples/trtexec_tensorrt-4177.md"
+        copy = tmp_path / "trtexec-again.md"
+        copy.write_text(document.read_text(encoding="utf-8").replace("7.60628", "7.7"))
+        assert ingest("auto", str(copy), "--db", str(store), "--no-detect") == 0
+        notice.wait_for(timeout=30_000)
+        page.get_by_role("button", name="Show it").click()
+        notice.wait_for(state="detached", timeout=30_000)
+        # The new document is in Sources' grid now (its cells are drawn on a canvas; the
+        # grid keeps them in the page for screen readers).
+        page.get_by_text("trtexec-again.md").first.wait_for(state="attached", timeout=30_000)
+        page.context.close()
+
+
+def test_explain_opens_on_an_alert_with_something_to_go_on(server: str, browser) -> None:
+    page = rendered(browser, f"{server}/explain", charts=0)
+    # Not the newest alert (a simulated change with no PR between its sides): the one
+    # with the fusion PR between them, its suspects listed.
+    page.get_by_text("only the PRs in between are listed").wait_for(timeout=30_000)
+    assert not page.get_by_text("Nothing to go on").count()
+    page.context.close()

@@ -12,9 +12,12 @@ from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
 
 def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per alert: the change points that share a project and the versions on
-    either side, with the largest change, how many series moved, and the triage."""
+    either side, with the largest change, how many series moved, and the triage; and
+    prs_between, how many PRs merged or milestones with a PR fall between its two sides
+    (by date: what Explain has to go on; suspects_between reads the walked history too)."""
     return conn.execute(
         f"""
+        WITH grouped AS (
         SELECT cp.alert_key, any_value(s.project) AS project,
                any_value(cp.before_version) AS before_version,
                any_value(cp.after_version) AS after_version,
@@ -40,6 +43,14 @@ def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         JOIN series s USING (series_id)
         LEFT JOIN alert_triage t USING (alert_key)
         GROUP BY cp.alert_key
+        )
+        SELECT g.*,
+               (SELECT count(*) FROM pull_requests k
+                WHERE k.merged_at > g.before_at AND k.merged_at <= g.after_at)
+             + (SELECT count(*) FROM milestones ms
+                WHERE ms.pr_number IS NOT NULL AND ms.date > g.before_at::DATE
+                  AND ms.date <= g.after_at::DATE) AS prs_between
+        FROM grouped g
         ORDER BY after_at DESC NULLS LAST, abs(largest_pct) DESC
         """
     ).df()

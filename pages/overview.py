@@ -47,9 +47,12 @@ labels = {
     "sources": "Sources",
     "errors": "Ingest errors",
 }
-for col, (key, label) in zip(st.columns(len(labels)), labels.items(), strict=True):
+# A row that wraps, each figure as wide as its label: at 800 px "Measurements" is shown
+# whole on a second row rather than cut to "Measurem...".
+figures = st.container(horizontal=True, wrap=True, gap="medium")
+for key, label in labels.items():
     n = totals[key]
-    col.metric(label, f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}")
+    figures.metric(label, f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}", width="content")
 last = query(queries.last_ingest)
 # An unrecognised document is one error row (line 0), not a line: said apart.
 unread_lines = totals["errors"] - totals["unrecognised"]
@@ -94,7 +97,10 @@ else:
         placeholder=MISSING,
         width="stretch",
         column_config={
-            "trend": st.column_config.LineChartColumn("trend", width="medium"),
+            # One neutral colour: the column's colour cannot follow each row's direction
+            # (lower is better for a latency, higher for a throughput), and red on every
+            # line read as "all worse"; "vs last week" says better or worse in words.
+            "trend": st.column_config.LineChartColumn("trend", width="medium", color="#0072B2"),
             "last": st.column_config.DatetimeColumn("last measured", format="YYYY-MM-DD"),
         },
     )
@@ -107,22 +113,12 @@ else:
     reached = (phases.baseline - phases.latest) / (phases.baseline - phases.target)
     phases["progress"] = reached.clip(lower=0, upper=1)
     phases["open"] = [f"/phases?phase={int(i)}" for i in phases.phase_id]
+    shown = ["name", "project", "owner", "platform", "baseline", "latest", "target"]
+    # "To target" only where a phase has a target: a bar of nothing reads as 0 %.
+    if phases.progress.notna().any():
+        shown.append("progress")
     st.dataframe(
-        phases[
-            [
-                "name",
-                "project",
-                "owner",
-                "platform",
-                "baseline",
-                "latest",
-                "target",
-                "progress",
-                "milestones",
-                "disagreements",
-                "open",
-            ]
-        ],
+        phases[[*shown, "milestones", "disagreements", "open"]],
         hide_index=True,
         placeholder=MISSING,
         width="stretch",

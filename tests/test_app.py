@@ -42,11 +42,12 @@ def test_overview_lists_what_the_demo_holds(monkeypatch: pytest.MonkeyPatch, dem
     assert metrics["Series"] == f"{n_series:,}"
     assert metrics["Sources"] == f"{n_sources:,}" and n_sources == 31  # 30 documents, 1 simulated
 
-    phases = next(f for f in frames(at) if "progress" in f.columns)
+    phases = next(f for f in frames(at) if "disagreements" in f.columns)
     assert phases[["name", "owner", "platform", "baseline", "latest"]].values.tolist() == [
         ["二期优化工作", "NHZlX", "Tesla P4", 10.0, 9.5]
     ]
     assert phases.open[0] == "/phases?phase=1"
+    assert "progress" not in phases.columns  # the demo's phase has no target: no empty bar
 
     prs = next(f for f in frames(at) if "PR" in f.columns and "reduction" in f.columns)
     assert prs.PR[0] == "https://github.com/PaddlePaddle/Paddle/pull/22424"
@@ -274,7 +275,7 @@ def test_pages_show_the_last_data_while_an_ingest_holds_the_store(
         holder.wait()
     assert not at.exception
     assert "Updating: showing the data from before the ingest in progress." in all_text(at)
-    phases = next(f for f in frames(at) if "progress" in f.columns)
+    phases = next(f for f in frames(at) if "disagreements" in f.columns)
     assert list(phases.name) == ["二期优化工作"]  # the last data, still shown
 
 
@@ -371,7 +372,7 @@ def test_a_new_ingest_shows_on_the_next_run_without_a_restart(
     assert ingest("auto", str(doc), "--db", str(store), "--project", "ernie") == 0
     at.run()  # same server, same session: the data version moved, the caches follow
     assert {m.label: m.value for m in at.metric}["Phases"] == "1"
-    phases = next(f for f in frames(at) if "progress" in f.columns)
+    phases = next(f for f in frames(at) if "disagreements" in f.columns)
     assert list(phases.name) == ["二期优化工作"]
 
 

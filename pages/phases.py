@@ -9,7 +9,15 @@ from perfboard import charts, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, view_title
+from perfboard.ui import (
+    page_data,
+    query,
+    source_line_column,
+    source_lines,
+    to_url,
+    url_state,
+    view_title,
+)
 
 X_AXES = {"order": "milestone order", "date": "record date"}
 PAGE = "phases"  # the scope of this page's pickers in the session
@@ -108,6 +116,7 @@ table["flag"] = table.disagrees.map({True: "reported ≠ computed", False: ""})
 # What a milestone does not have reads as a dash, not "None".
 # (A link cell holds a perfboard-built https link or nothing: never "".)
 shown = table.fillna({"pr_title": "—", "description": "—", "reported_speedup_raw": "—"})
+shown["line"] = source_lines(shown.source_id, shown.line)  # one click: the row in its table
 st.dataframe(
     shown[
         [
@@ -121,6 +130,7 @@ st.dataframe(
             "computed_reduction",
             "speedup",
             "flag",
+            "line",
         ]
     ],
     hide_index=True,
@@ -130,6 +140,7 @@ st.dataframe(
         "value": st.column_config.NumberColumn(f"value ({unit})", format="%.4g"),
         "date": st.column_config.DateColumn("date", format="YYYY-MM-DD"),
         "pr_link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+        "line": source_line_column(),
         "pr_title": st.column_config.TextColumn("PR title"),
         "description": st.column_config.TextColumn("description", width="large"),
         "reported_speedup_raw": "reported",

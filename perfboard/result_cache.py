@@ -226,7 +226,7 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.queries.profiles.profile_runs": tables(
         *_MEASURED, "passes", "profile_events", "runs"
     ),
-    "perfboard.queries.progress.milestones": tables("milestones", "pull_requests"),
+    "perfboard.queries.progress.milestones": tables("milestones", "phases", "pull_requests"),
     "perfboard.queries.progress.phases": tables("milestones", "phases", "sources"),
     "perfboard.queries.progress.project_milestones": tables("milestones", "phases"),
     "perfboard.queries.prs.pr_claims": tables("claims", "sources"),

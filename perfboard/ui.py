@@ -470,7 +470,7 @@ def provenance(
         st.warning("That document is not in the store any more.")
         return
     doc = values.iloc[0]
-    read = values.dropna(subset=["series"])
+    read = values.dropna(subset=["series_id"])  # (the label of no series is not null)
     # The value meant: the clicked series' (a line may hold several), else the one equal
     # to `value`, else the first read there.
     meant = read

@@ -125,6 +125,11 @@ def test_phases_page_shows_the_phase2_milestones_and_their_pr(
         "https://github.com/PaddlePaddle/Paddle/pull/22424",
     ]
     assert table["speedup"].round(4).tolist() == [1.0, round(10 / 9.5, 4)]
+    # Each row's line opens it in its table (Sources): the phase table's rows 11 and 12.
+    conn = duckdb.connect(str(demo_db), read_only=True)
+    (source,) = conn.execute("SELECT source_id FROM phases").fetchone()
+    conn.close()
+    assert list(table["line"]) == [f"/sources?source={source}&line={n}" for n in (11, 12)]
     links = [m.value for m in at.markdown if "Pull requests in this phase" in m.value]
     assert links == [
         "Pull requests in this phase: [#22424](https://github.com/PaddlePaddle/Paddle/pull/22424)"

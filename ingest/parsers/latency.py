@@ -105,7 +105,7 @@ def parse(doc: DocText) -> Iterator[Item | MeasurementBlock]:
         if block is not None:
             yield block
     else:
-        block, spans = None, list(_hit_lines(doc))
+        spans = list(_hit_lines(doc))
     yield from _read_spans(doc, spans)
 
 

@@ -91,7 +91,7 @@ def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
     run_table = pa.table(
         {
             "run": pa.array(np.arange(len(first_lines), dtype=np.int32)),
-            "label": pa.array([""] * len(first_lines), pa.string()),
+            "label": pa.repeat(pa.scalar("", pa.string()), len(first_lines)),
             "first_line": pa.array(first_lines, pa.int64()),
         }
     )

@@ -123,6 +123,8 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             Measurement: found.measurements.append,
             PassApplied: found.passes.append,
             ProfileEvent: found.profile_events.append,
+            MeasurementBlock: found.blocks.append,
+            PassBlock: found.blocks.append,
         }
         first = len(found.measurements)
         blocks = len(found.blocks)
@@ -132,9 +134,6 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             append = bulk.get(type(item))
             if append is not None:
                 append(item)
-                continue
-            if type(item) is MeasurementBlock or type(item) is PassBlock:
-                found.blocks.append(item)
                 continue
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
@@ -414,7 +413,8 @@ def _combine(
     """Chunks back into one document: lines and runs shifted to their place, in order."""
     found = Found()
     runs: list[Run] = []
-    parts: list[Rows | tuple[list[Measurement], list[Run]]] = []  # each chunk's
+    # Each chunk's rows: as tables (a worker's, a block's) or as its objects and runs.
+    parts: list[Rows | tuple[list[Measurement], list[Run]]] = []
     run_count = 0
     first_line = 1
     encodings: list[str] = []
@@ -447,10 +447,7 @@ def _combine(
     info.n_lines = 0 if blank else first_line
     if len(texts) == 1:  # a document of one chunk, small enough (ChunkResult.text)
         info.text = texts[0]
-    if any(isinstance(part, Rows) for part in parts):  # chunks of rows, maybe of objects too
-        rows = Rows.concat([p if isinstance(p, Rows) else Rows.of(*p) for p in parts])
-    else:
-        rows = Rows.of(found.measurements, runs)
+    rows = Rows.concat([p if isinstance(p, Rows) else Rows.of(*p) for p in parts])
     return Parsed(info, found, runs, rows)
 
 

@@ -532,10 +532,10 @@ def _with_blocks(
                     "run": pa.array(run, pa.int32()),
                     "version": pa.nulls(n, pa.string())
                     if t.version is None
-                    else pa.array([t.version] * n, pa.string()),
+                    else pa.repeat(pa.scalar(t.version, pa.string()), n),
                     "measured_at": rows["measured_at"],
                     "value": rows["value"],
-                    "status": pa.array([t.status] * n, pa.string()),
+                    "status": pa.repeat(pa.scalar(t.status, pa.string()), n),
                     "samples": rows["samples"],
                     "warmup": rows["warmup"],
                     "stats": rows["stats"].cast(pa.string()),

@@ -461,9 +461,8 @@ def provenance(
 
     `value`: the value to mark among several read on one line (a row of variants); the
     first one read there when None; `series_id`: the series of the value meant. `link`: a
-    button to the document's own page. The
-    document's text comes from the store when it was kept (small documents), else from
-    its file when that is still here and unchanged.
+    button to the document's own page. The document's text comes from the store when it
+    was kept (small documents), else from its file when that is still here and unchanged.
     """
     values = query(queries.line_values, int(source_id), int(line))
     if values.empty:
@@ -513,7 +512,8 @@ def _excerpt(
             "Only the line itself is kept for a document this large, and its file is not on"
             " this machine: the lines around it cannot be shown."
         )
-    lines, first = prov.lines_from_file(path, line)
+    stat = path.stat()
+    lines, first = _file_lines(str(path), stat.st_mtime_ns, stat.st_size, line)
     found = prov.excerpt_of_lines(lines, first, line, value)
     written = next((raw for raw in raws if isinstance(raw, str) and raw), None)
     if written is not None and found.found and found.lines:
@@ -521,6 +521,13 @@ def _excerpt(
         if written.split("\n", 1)[0].strip() != own.strip():
             return None, "The file has changed since it was read: its lines are not shown."
     return found, "The file has no such line any more."
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _file_lines(path: str, mtime_ns: int, size: int, line: int) -> tuple[list[str], int]:
+    """prov.lines_from_file, once per file version and line: a rerun of the page (any widget)
+    must not read a large log up to the line again. The stat is part of the key."""
+    return prov.lines_from_file(Path(path), line)
 
 
 def _shown_value(value: Any, unit: Any, status: Any) -> str:
@@ -531,7 +538,7 @@ def _shown_value(value: Any, unit: Any, status: Any) -> str:
 
 def source_lines(source_ids: pd.Series, lines: pd.Series) -> list[str | None]:
     """Each value's link to its line in context (the Sources page): one click from a table
-    row to where the number was read. Shown with SOURCE_LINE."""
+    row to where the number was read. Shown with source_line_column."""
     return [
         f"/sources?source={int(s)}&line={int(n)}" if pd.notna(s) and pd.notna(n) else None
         for s, n in zip(source_ids, lines, strict=True)

@@ -122,6 +122,7 @@ st.dataframe(
         [
             "label",
             "value",
+            "line",  # in sight at 800 px, beside the value it opens
             "date",
             "pr_link",
             "pr_title",
@@ -130,7 +131,6 @@ st.dataframe(
             "computed_reduction",
             "speedup",
             "flag",
-            "line",
         ]
     ],
     hide_index=True,

@@ -137,27 +137,43 @@ def compare_side(
 
 
 def compare_choices(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """What a comparison's sides can be: the 300 versions measured in the most series (with
-    their first date), release tags, and the milestone labels that are also measurement
-    versions (a phase's rows). Columns: kind (version, release), value, first_at (first measured,
-    or released), series, note."""
+    """What a comparison's sides can be: the 300 versions with the most measurements (with
+    their first date and the series they measure), release tags, and the milestone labels
+    that are also measurement versions (a phase's rows). Columns: kind (version, release),
+    value, first_at (first measured, or released), series, note.
+
+    The versions are ranked by measurements, not by distinct series, and their series are
+    counted only for those chosen: a count of distinct series for every version is one
+    hash set of every (version, series) pair in the store, 3-7 s on 10 M measurements,
+    against 0.2 s for a count. The two rankings differ only for a version measured many
+    times over in few series.
+    """
     return conn.execute(
         """
-        WITH versions AS (
-            SELECT version, min(measured_at) AS first_at, count(DISTINCT series_id) AS series
+        WITH counted AS (
+            SELECT version, count(*) AS measured, min(measured_at) AS first_at
             FROM measurements
             WHERE status = 'ok' AND version IS NOT NULL
             GROUP BY version
         ),
-        top AS (SELECT * FROM versions ORDER BY series DESC, first_at DESC NULLS LAST LIMIT 300),
+        top AS (
+            SELECT version FROM counted
+            ORDER BY measured DESC, first_at DESC NULLS LAST, version LIMIT 300
+        ),
         named AS (
             SELECT ms.label AS version, 'milestone of ' || any_value(p.name) AS note
             FROM milestones ms JOIN phases p USING (phase_id)
             GROUP BY ms.label
+        ),
+        chosen AS (SELECT version FROM top UNION SELECT version FROM named),
+        exact AS (
+            SELECT version, count(DISTINCT series_id) AS series
+            FROM measurements
+            WHERE status = 'ok' AND version IN (SELECT version FROM chosen)
+            GROUP BY version
         )
-        SELECT 'version' AS kind, v.version AS value, v.first_at, v.series, n.note
-        FROM versions v LEFT JOIN named n USING (version)
-        WHERE v.version IN (SELECT version FROM top) OR n.note IS NOT NULL
+        SELECT 'version' AS kind, c.version AS value, c.first_at, e.series, n.note
+        FROM counted c JOIN exact e USING (version) LEFT JOIN named n USING (version)
         UNION ALL
         SELECT 'release', tag, min(released_at), NULL, string_agg(DISTINCT repo, ', ')
         FROM releases GROUP BY tag

@@ -235,7 +235,7 @@ def paired_variants_part() -> None:
         horizontal=True,
     )
     to_url(PAGE, "dim", dimension)
-    pairs = compare.pair_series(catalog, dimension)
+    pairs = query(compare.variant_pairs, dimension)
     if pairs.empty:
         st.info(
             "No paired series yet. Precision pairs are series alike in everything but "
@@ -249,22 +249,13 @@ def paired_variants_part() -> None:
     metric = st.selectbox("Metric", metrics, key=url_state(PAGE, "metric", metrics, metrics[0]))
     to_url(PAGE, "metric", metric)
     chosen = pairs[pairs.metric == metric]
-    ids = tuple(sorted({int(i) for i in chosen.ours_id} | {int(i) for i in chosen.theirs_id}))
-    points = query(queries.series_points, ids, max(100, PAIR_POINTS // len(ids)))
-    ok = points[points.status == "ok"]
-    ratios = compare.pairs_over_time(ok, chosen)
+    ratios, lose = query(compare.variant_ratios, dimension, metric, PAIR_POINTS)
     if ratios.empty:
         st.info(
             f"In each of the {len(chosen)} {md_escape(metric)} pairs one side holds no measured "
             "value (only statuses such as OOM): a ratio needs both."
         )
         return
-    ratios["words"] = [
-        compare.worded(r, d, s, t)
-        for r, d, s, t in zip(
-            ratios.ratio, ratios.direction, ratios.subject, ratios.theirs, strict=True
-        )
-    ]
     latest = ratios.groupby("pair").tail(1)
     gaps = latest.assign(gap=latest.ratio.map(lambda r: abs(math.log(r)) if r > 0 else 0.0))
     ranked = list(gaps.sort_values("gap", ascending=False, kind="stable").pair)
@@ -283,8 +274,19 @@ def paired_variants_part() -> None:
     versus = "fp32" if dimension == "precision" else "the other framework"
     side, worse = ("above", "slower") if direction == "lower" else ("below", "lower")
     if shown:
+        drawn_points = ratios[ratios.pair.isin(shown)].copy()
+        drawn_points["words"] = [  # the tooltip's; worded for the lines drawn only
+            compare.worded(r, d, s, t)
+            for r, d, s, t in zip(
+                drawn_points.ratio,
+                drawn_points.direction,
+                drawn_points.subject,
+                drawn_points.theirs,
+                strict=True,
+            )
+        ]
         chart = charts.ratio_lines(
-            ratios[ratios.pair.isin(shown)],
+            drawn_points,
             f"{ours_name} / {theirs_name} (log scale)",
             f"parity · {side}: {ours_name} {worse}",
         )
@@ -295,7 +297,6 @@ def paired_variants_part() -> None:
     )
 
     st.subheader("Where we lose")
-    lose = compare.where_we_lose(ratios)
     if lose.empty:
         st.caption(
             f"In every {md_escape(metric)} pair, {'the ' * (dimension == 'precision')}"

@@ -34,11 +34,19 @@ to_url(PAGE, "project", project)  # every project: no parameter
 
 with st.spinner("Writing the report and drawing its charts..."):  # ~5 s cold
     rendered = query(report.render, mondays[labels.index(label)], project)
-archive = io.BytesIO()
-with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-    zf.writestr(f"{rendered.stem}.md", rendered.markdown)
-    for name, png in rendered.images.items():
-        zf.writestr(name, png)
+
+
+def markdown_archive() -> bytes:
+    """The Markdown and its chart PNGs in one zip, drawn when the button is pressed (the
+    PNGs cost seconds; a page run that only previews draws none)."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"{rendered.stem}.md", rendered.markdown)
+        for name, png in rendered.pngs().items():
+            zf.writestr(name, png)
+    return archive.getvalue()
+
+
 buttons = st.columns([1, 1, 3])
 buttons[0].download_button(
     "Download HTML",
@@ -49,7 +57,7 @@ buttons[0].download_button(
 )
 buttons[1].download_button(
     "Download Markdown",
-    archive.getvalue(),
+    markdown_archive,
     file_name=f"{rendered.stem}.zip",
     mime="application/zip",
     help="The Markdown and its chart images, to paste into a GitHub issue comment.",

@@ -521,9 +521,12 @@ def _html_cell(cell: Cell) -> str:
     return html.escape(cell)
 
 
-def to_html(report: Report) -> str:
-    """One self-contained HTML file: inline CSS and SVG charts; no script, no fetch."""
+def to_html(report: Report, spec: Callable[[Chart], dict] | None = None) -> str:
+    """One self-contained HTML file: inline CSS and SVG charts; no script, no fetch.
+    `spec`: each chart's Vega-Lite spec (default _spec), for a caller that has them."""
     from perfboard.fonts import vl_convert
+
+    spec = spec or _spec
 
     vlc = vl_convert()
 
@@ -545,7 +548,7 @@ def to_html(report: Report) -> str:
                     out.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>")
                 out.append("</tbody></table>")
             elif isinstance(block, Chart):
-                svg = vlc.vegalite_to_svg(_spec(block))
+                svg = vlc.vegalite_to_svg(spec(block))
                 out.append(
                     f"<figure>{svg}<figcaption>{html.escape(block.title)}</figcaption></figure>"
                 )
@@ -585,29 +588,43 @@ def main(argv: list[str] | None = None) -> int:
 
 @dataclass(slots=True)
 class Rendered:
-    """A report in both formats, for the Report page's preview and downloads."""
+    """A report in both formats, for the Report page's preview and downloads. Its charts
+    are kept as specs and drawn to PNG only for a download (pngs): drawing them took most
+    of a render, 3 of 5 s on the 10 M store, paid by every page run after an ingest."""
 
     title: str
     stem: str
     markdown: str
     html: str
-    images: dict[str, bytes]  # PNG by file name, linked from the Markdown
+    charts: dict[str, dict]  # Vega-Lite spec by PNG file name, linked from the Markdown
+
+    def pngs(self) -> dict[str, bytes]:
+        """The Markdown's chart images, PNG by file name."""
+        from perfboard.fonts import vl_convert
+
+        vlc = vl_convert()
+        return {name: vlc.vegalite_to_png(spec, scale=2) for name, spec in self.charts.items()}
 
 
 def render(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None) -> Rendered:
-    from perfboard.fonts import vl_convert
-
-    vlc = vl_convert()
-
     report = build(conn, monday, project)
-    images: dict[str, bytes] = {}
+    specs: dict[str, dict] = {}  # by PNG name: each chart's spec made once, for both formats
+
+    def name_of(chart: Chart) -> str:
+        return f"{report.stem}-{chart.name}.png"
+
+    def spec(chart: Chart) -> dict:
+        name = name_of(chart)
+        if name not in specs:
+            specs[name] = _spec(chart)
+        return specs[name]
 
     def keep(chart: Chart) -> str:
-        name = f"{report.stem}-{chart.name}.png"
-        images[name] = vlc.vegalite_to_png(_spec(chart), scale=2)
-        return name
+        spec(chart)
+        return name_of(chart)
 
-    return Rendered(report.title, report.stem, to_markdown(report, keep), to_html(report), images)
+    markdown = to_markdown(report, keep)
+    return Rendered(report.title, report.stem, markdown, to_html(report, spec), specs)
 
 
 if __name__ == "__main__":

@@ -207,6 +207,27 @@ def test_the_weekly_report_page_previews_the_report(server: str, browser) -> Non
     page.close()
 
 
+def test_the_markdown_download_draws_the_charts_it_links(server: str, browser) -> None:
+    """The PNGs are drawn only when the button is pressed (report.Rendered.pngs): the zip
+    holds the Markdown and one PNG for each image it links."""
+    import re
+    import zipfile
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/report?week=2020-W06")
+    button = page.get_by_role("button", name="Download Markdown")
+    button.wait_for(timeout=30_000)
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    with zipfile.ZipFile(download.value.path()) as zf:
+        names = set(zf.namelist())
+        markdown = zf.read("perfboard-2020-W06.md").decode()
+        linked = set(re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", markdown))
+        assert len(linked) == 2 and names == {"perfboard-2020-W06.md", *linked}
+        assert all(zf.read(name).startswith(b"\x89PNG") for name in linked)
+    page.close()
+
+
 def test_the_html_report_fetches_nothing_and_runs_nothing(browser, tmp_path: Path) -> None:
     """The hostile week's HTML report opened from disk: the only request is the file
     itself, and no dialog opens (no script ran)."""

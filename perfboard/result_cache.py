@@ -341,8 +341,70 @@ class StoreVersions:
                 self._changes = self._changes[-self._keep :]
                 self._base = max(self._base, dropped[-1].seq)
 
+    def series_changed(
+        self, table: str, since: tuple[int, int] | None
+    ) -> tuple[tuple[int, int], frozenset[int] | None]:
+        """Where the log stands now (generation, newest commit known), and the series whose
+        rows of `table` changed after `since` (a position this returned before): None when
+        that is not known (no `since`, a restart since, changes older than those kept, a
+        commit that did not list its series). As the last version() call left the log."""
+        with self._lock:
+            newest = max((c.seq for c in self._changes), default=self._base)
+            now = (self._generation, max(self._base, newest))
+            if since is None or since[0] != self._generation or since[1] < self._base:
+                return now, None
+            changed: set[int] = set()
+            for change in self._changes:
+                if change.seq <= since[1] or not (
+                    change.table == EVERYTHING or change.table == table
+                ):
+                    continue
+                if change.table == EVERYTHING or change.series_ids is None:
+                    return now, None
+                changed |= change.series_ids
+            return now, frozenset(changed)
+
     def _restart(self, head: tuple[int, datetime] | None) -> None:
         self._generation += 1
         self._head = head
         self._base = head[0] if head is not None else 0
         self._changes = []
+
+
+class SeriesSummaries:
+    """The per-series summary (perfboard.queries.summary) of one store, kept in step with
+    its commits: read whole the first time (and whenever the log cannot say what changed),
+    then only the rows of the series whose measurements a commit changed, spliced in.
+
+    `current(conn)` is called inside a query's read, on its connection, after version()
+    brought `versions` up to date: the rows read are at least as new as the log says, and
+    a commit the log has not seen yet is read again (its series) on the next call.
+    """
+
+    def __init__(self, versions: StoreVersions) -> None:
+        self.versions = versions
+        self._lock = threading.Lock()
+        self._table: Any = None  # a pyarrow.Table
+        self._at: tuple[int, int] | None = None
+        self.reads: list[int | None] = []  # series read each refresh (None: all): tests count
+
+    def current(self, conn: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from perfboard.queries import summary
+
+        with self._lock:
+            at, changed = self.versions.series_changed("measurements", self._at)
+            if self._table is None or changed is None:
+                self._table = summary.read(conn)
+                self.reads.append(None)
+            elif changed:
+                kept = self._table.filter(
+                    pc.invert(pc.is_in(self._table["series_id"], pa.array(sorted(changed))))
+                )
+                fresh = summary.read(conn, changed).cast(kept.schema)
+                self._table = pa.concat_tables([kept, fresh])
+                self.reads.append(len(changed))
+            self._at = at
+            return self._table

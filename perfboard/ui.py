@@ -26,15 +26,18 @@ from perfboard import db, errors, lake, queries
 from perfboard import provenance as prov
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
-from perfboard.result_cache import Reads, ResultCache, StoreVersions, reads_of
+from perfboard.queries import summary
+from perfboard.result_cache import Reads, ResultCache, SeriesSummaries, StoreVersions, reads_of
 
 T = TypeVar("T")
 
 # Every session's query results, newest per query, PERFBOARD_QUERY_CACHE_MB in all (see
 # result_cache): what one replica spends on them, next to its pages' working memory.
 RESULTS = ResultCache(max_bytes=int(os.environ.get("PERFBOARD_QUERY_CACHE_MB") or 512) * 2**20)
-# The version of what each query reads, one keeper per store (see result_cache).
+# The version of what each query reads, and the per-series summary the store-wide queries
+# start from (queries.summary), one keeper of each per store (see result_cache).
 _VERSIONS: dict[str, StoreVersions] = {}
+_SUMMARIES: dict[str, SeriesSummaries] = {}
 _VERSIONS_LOCK = threading.Lock()
 
 
@@ -47,7 +50,8 @@ def _read(fn: Callable[..., T], path: Path | str, args: tuple[Any, ...]) -> T:
         raise duckdb.IOException("a writer is waiting for the store's lock")
     conn = db.connect(path, read_only=True)
     try:
-        return fn(conn, *args)
+        with summary.provided(_summaries(path).current):
+            return fn(conn, *args)
     finally:
         conn.close()
 
@@ -59,6 +63,15 @@ def _versions(path: Path | str) -> StoreVersions:
             found = _VERSIONS[str(path)] = StoreVersions(
                 lambda: db.data_version(path), lambda after: _read(db.change_log, path, (after,))
             )
+        return found
+
+
+def _summaries(path: Path | str) -> SeriesSummaries:
+    versions = _versions(path)
+    with _VERSIONS_LOCK:
+        found = _SUMMARIES.get(str(path))
+        if found is None or found.versions is not versions:
+            found = _SUMMARIES[str(path)] = SeriesSummaries(versions)
         return found
 
 

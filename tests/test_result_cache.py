@@ -272,6 +272,69 @@ def test_an_ingest_re_reads_the_cached_queries_of_what_it_changed_and_no_other(
     assert len(reads) == 6
 
 
+def test_the_per_series_summary_is_read_whole_once_then_only_for_the_series_that_changed(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """The store-wide queries start from queries.summary; in the dashboard it is kept in
+    step with the change log (result_cache.SeriesSummaries), and what the queries return
+    through it is what they return aggregating every measurement themselves."""
+    from perfboard import ops, ui
+
+    def store_wide() -> dict[str, pd.DataFrame]:
+        return {
+            "latest": ui.query(queries.latest_per_series, None, 500),
+            "catalog": ui.query(queries.series_catalog),
+            "headline": ui.query(queries.headline_series, 3),
+            "projects": ui.query(queries.projects),
+            "ops": ui.query(queries.op_results, ops.METRICS),
+        }
+
+    def aggregated() -> dict[str, pd.DataFrame]:  # no summary provided: the aggregate itself
+        conn = db.connect(db_path, read_only=True)
+        try:
+            return {
+                "latest": queries.latest_per_series(conn, None, 500),
+                "catalog": queries.series_catalog(conn),
+                "headline": queries.headline_series(conn, 3),
+                "projects": queries.projects(conn),
+                "ops": queries.op_results(conn, ops.METRICS),
+            }
+        finally:
+            conn.close()
+
+    def same(shown: dict[str, pd.DataFrame]) -> None:
+        for name, expected in aggregated().items():
+            pd.testing.assert_frame_equal(shown[name], expected, obj=name)
+
+    ui.RESULTS.clear()
+    records = [result("ernie", b, 1, 10.0 + b) for b in (1, 2, 4)] + [result("bert", 1, 1, 20.0)]
+    write_records(records, tmp_path / "a.jsonl")
+    assert ingest("results", str(tmp_path / "a.jsonl")) == 0
+    shown = store_wide()
+    same(shown)
+    assert shown["latest"].latest.tolist() == [20.0, 11.0, 12.0, 14.0]
+    kept = ui._summaries(db_path)
+    assert kept.reads[-1:] == [None]  # read whole, once, for all five queries
+    first = len(kept.reads)
+
+    write_records([result("ernie", 2, 2, 9.5)], tmp_path / "b.jsonl")  # one series moves
+    assert ingest("results", str(tmp_path / "b.jsonl")) == 0
+    shown = store_wide()
+    same(shown)
+    assert shown["latest"].latest.tolist() == [20.0, 11.0, 9.5, 14.0]
+    assert shown["projects"].measurements.tolist() == [1, 4]
+    assert kept.reads[first:] == [1]  # that series' rows only
+
+    conn = db.connect(db_path)
+    with db.transaction(conn):  # a write that does not say what it wrote: read whole again
+        conn.execute("DELETE FROM measurements WHERE value = 20.0")
+    conn.close()
+    shown = store_wide()
+    same(shown)
+    assert shown["projects"].project.tolist() == ["ernie"]
+    assert kept.reads[-1] is None
+
+
 # -- what each query reads, as declared (result_cache.QUERY_READS) -----------------------------
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,6 +6,8 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from perfboard.queries import summary
+
 OP_PROJECT = "op-benchmark"
 OP_PREFIX = "op/"
 
@@ -15,33 +17,30 @@ def op_results(conn: duckdb.DuckDBPyConnection, metrics: tuple[str, ...]) -> pd.
     "op/...") of these metrics (perfboard.ops.METRICS: total_time, gpu_time and the
     accuracy check's max_diff; passed in, since perfboard.ops imports what imports this
     package): its value, Paddle commit (version), time, the accuracy check's own verdict
-    (consistent, from stats) and the source document. One hash aggregate with arg_max
-    over the op series' measurements, as latest_per_series does.
+    (consistent, from stats) and the source document. From the per-series summary
+    (queries.summary), as latest_per_series.
 
     Columns: series_id, project, benchmark, task, metric, unit, direction, framework,
     device, params, testbed, points, value, version, measured_at, consistent, source,
     source_url, line. Ordered by op, direction, device, params, framework, metric.
     """
     return conn.execute(
-        """
+        f"""
         WITH ops AS (
             SELECT series_id FROM series
             WHERE (project = $project OR starts_with(benchmark, $prefix))
               AND list_contains($metrics, metric)
         ),
         latest AS (
-            SELECT series_id, count(*) AS points,
-                   arg_max(struct_pack(value, version, measured_at, source_id, line, stats),
-                           (coalesce(epoch_us(measured_at), 0), source_id, line)) AS m
-            FROM measurements
-            WHERE status = 'ok' AND series_id IN (SELECT series_id FROM ops)
-            GROUP BY series_id
+            SELECT series_id, ok_points AS points, latest_ok AS m
+            FROM {summary.source(conn)}
+            WHERE ok_points > 0 AND series_id IN (SELECT series_id FROM ops)
         )
         SELECT s.series_id, s.project, s.benchmark, s.task, s.metric, s.unit, s.direction,
                s.framework, s.device, s.params::VARCHAR AS params,
                s.testbed::VARCHAR AS testbed, l.points, l.m.value AS value,
                l.m.version AS version, l.m.measured_at AS measured_at,
-               TRY_CAST(l.m.stats->>'consistent' AS BOOLEAN) AS consistent,
+               l.m.consistent AS consistent,
                src.uri AS source, src.url AS source_url, l.m.line AS line
         FROM latest l
         JOIN series s USING (series_id)

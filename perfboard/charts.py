@@ -11,10 +11,13 @@ a value for (tooltip()).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import pandas as pd
+from altair.utils import schemapi
 
 # Okabe & Ito (2008): safe for protanopia, deuteranopia and tritanopia.
 OKABE_ITO = (
@@ -76,13 +79,43 @@ def tooltip(entries: Sequence[tuple[str, str] | tuple[str, str, str]]) -> dict[s
 
 
 def themed(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Fonts that draw Chinese, quiet grid, readable label sizes."""
-    return (
+    """Fonts that draw Chinese, quiet grid, readable label sizes; drawn unchecked (below)."""
+    styled = (
         chart.configure(font=FONT)
         .configure_axis(labelFontSize=12, titleFontSize=13, gridOpacity=0.4)
         .configure_legend(labelFontSize=12, titleFontSize=12)
         .configure_view(strokeOpacity=0)
     )
+    return styled if CHECK_SPECS else _unchecked(styled)
+
+
+# Streamlit draws a chart with chart.to_dict(), which checks the whole spec against
+# Vega-Lite's JSON schema: 25-30 % of a run of Phases or Trends, inside a lock every
+# session's charts share (streamlit's _altair_globals_lock). The specs are perfboard's own
+# and the same on every run; they are checked wherever the tests draw them (tests/conftest.py
+# sets PERFBOARD_CHECK_CHART_SPECS, and the browser tests' server inherits it), and a
+# server draws them unchecked.
+# The same holds for Altair's check of each part as it is made (its "debug mode": 15-20 %
+# of a Phases run), switched off for the process with the whole spec's.
+CHECK_SPECS = os.environ.get("PERFBOARD_CHECK_CHART_SPECS") == "1"
+if not CHECK_SPECS:
+    schemapi.disable_debug_mode()
+_UNCHECKED: dict[type, type] = {}
+
+
+def _unchecked(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """The chart, whose to_dict() skips the schema check (a subclass of its own class, so
+    Altair's copies of it skip it too)."""
+    kind = type(chart)
+    unchecked = _UNCHECKED.get(kind)
+    if unchecked is None:
+
+        def to_dict(self: alt.TopLevelMixin, *args: Any, **kwargs: Any) -> dict:
+            return kind.to_dict(self, *args, **{**kwargs, "validate": False})
+
+        unchecked = _UNCHECKED[kind] = type(kind.__name__, (kind,), {"to_dict": to_dict})
+    object.__setattr__(chart, "__class__", unchecked)
+    return chart
 
 
 def phase_steps(

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# Every chart a test draws (AppTest runs, the browser tests' server, which inherits the
+# environment) is checked against Vega-Lite's schema; a server skips it (perfboard.charts).
+os.environ["PERFBOARD_CHECK_CHART_SPECS"] = "1"
+
 from datetime import datetime
 from pathlib import Path
 

@@ -185,7 +185,9 @@ _MEASURED = ("measurements", "series", "sources")
 # (compare_side's versions, series_steps' alerts) is declared by table only.
 QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.alert_issue.filed_issue": tables("alert_issues"),
-    "perfboard.queries.changes.alert_changes": tables("change_points", "series", "sources"),
+    "perfboard.queries.changes.alert_changes": tables(
+        "change_points", "measurements", "series", "sources"
+    ),
     "perfboard.queries.changes.alert_suspects": tables(
         "change_points", "commits", "milestones", "pull_requests"
     ),

@@ -9,6 +9,13 @@ import pandas as pd
 
 from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
 
+# The value of a change point's first measurement after the change (its source_id and
+# line say where it was read): the number its provenance link marks.
+FIRST_AFTER = """(
+    SELECT arg_min(m.value, m.measured_at) FROM measurements m
+    WHERE m.series_id = cp.series_id AND m.source_id = cp.source_id AND m.line = cp.line
+      AND m.status = 'ok')"""
+
 
 def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per alert: the change points that share a project and the versions on
@@ -58,7 +65,8 @@ def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
     """The change points of one alert, largest first, each with its series and the source
-    and line of its first point after the change."""
+    (source_id, its uri and url) and line of its first point after the change, and that
+    point's value (first_after)."""
     return conn.execute(
         f"""
         SELECT cp.series_id, {_SERIES_LABEL} AS series, s.metric, s.unit, cp.before,
@@ -66,7 +74,8 @@ def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFra
                cp.kind, coalesce(cp.shape, 'step') AS shape, cp.position, cp.end_position,
                coalesce(cp.noisy, false) AS noisy, cp.before_version,
                cp.after_version, cp.before_at, cp.after_at,
-               src.uri AS source, src.url AS source_url, cp.line
+               src.uri AS source, src.url AS source_url, cp.source_id, cp.line,
+               {FIRST_AFTER} AS first_after
         FROM change_points cp
         JOIN series s USING (series_id)
         LEFT JOIN sources src USING (source_id)

@@ -194,7 +194,7 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.queries.changes.alerts": tables(
         "alert_triage", "change_points", "milestones", "pull_requests", "series"
     ),
-    "perfboard.queries.changes.latest_outliers": tables("series", "series_noise"),
+    "perfboard.queries.changes.latest_outliers": tables("measurements", "series", "series_noise"),
     "perfboard.queries.changes.series_changes": of_series(
         "change_points", ids=lambda series_ids: series_ids
     ),

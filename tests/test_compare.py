@@ -336,8 +336,7 @@ def test_compare_side_by_version_and_abbreviated_hash(tmp_path: Path) -> None:
         for row in table.itertuples():
             source_id, line = getattr(row, f"source_id_{suffix}"), getattr(row, f"line_{suffix}")
             read = conn.execute(
-                "SELECT value FROM measurements WHERE series_id = ? AND source_id = ?"
-                " AND line = ?",
+                "SELECT value FROM measurements WHERE series_id = ? AND source_id = ? AND line = ?",
                 [row.series_id, int(source_id), int(line)],
             ).fetchall()
             assert read == [(getattr(row, f"line_value_{suffix}"),)]

@@ -171,13 +171,27 @@ def suspects_between(
 
 def latest_outliers(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Series whose newest value is outside their noise: not a change point yet (that
-    takes a few points after it), worth a look before the next run."""
+    takes a few points after it), worth a look before the next run; with the source_id
+    and line that value was read from (the series' newest ok measurement of it)."""
     return conn.execute(
         f"""
-        SELECT n.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
-               n.latest_value, n.level, n.latest_change_pct, n.latest_z, n.cv
-        FROM series_noise n JOIN series s USING (series_id)
-        WHERE n.latest_outlier
-        ORDER BY abs(n.latest_z) DESC
+        WITH flagged AS (
+            SELECT n.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
+                   n.latest_value, n.level, n.latest_change_pct, n.latest_z, n.cv
+            FROM series_noise n JOIN series s USING (series_id)
+            WHERE n.latest_outlier
+        ),
+        read AS (
+            SELECT f.series_id,
+                   arg_max(struct_pack(source_id := m.source_id, line := m.line),
+                           (m.measured_at, m.source_id, m.line)) AS at
+            FROM flagged f
+            JOIN measurements m ON m.series_id = f.series_id AND m.status = 'ok'
+                               AND m.value = f.latest_value
+            GROUP BY f.series_id
+        )
+        SELECT f.*, r.at.source_id AS source_id, r.at.line AS line
+        FROM flagged f LEFT JOIN read r USING (series_id)
+        ORDER BY abs(f.latest_z) DESC
         """
     ).df()

@@ -7,6 +7,7 @@ The view is its URL: ``/profiles?run=SOURCE_ID:RUN&vs=SOURCE_ID:RUN``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -16,7 +17,16 @@ from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_text, view_title
+from perfboard.ui import (
+    page_data,
+    query,
+    source_line_column,
+    source_lines,
+    to_url,
+    url_state,
+    url_text,
+    view_title,
+)
 
 TOP = 30  # bars a chart draws: more than this is not readable as labels
 PARENTS = 20  # nested-event expanders drawn; the rest of the parents share one
@@ -129,6 +139,23 @@ def indented(rows: pd.DataFrame, below: int = 0) -> pd.Series:
     )
 
 
+# A table's rows -> the link of each row's line (Links: one run's, made by line_links).
+Links = Callable[[pd.Series], list[str | None]]
+
+
+def line_links(key: str, events: pd.DataFrame) -> Links:
+    """The links of lines of run `key`'s report, each marking the time written on it: the
+    event's own total there (a row of several threads adds up lines; its link opens the
+    first, whose number is that line's own)."""
+    source_id = (profiles.parse_run_key(key) or (0, 0))[0]
+    written = events.dropna(subset=["total"]).drop_duplicates("line").set_index("line").total
+
+    def links(lines: pd.Series) -> list[str | None]:
+        return source_lines(pd.Series(source_id, index=lines.index), lines, lines.map(written))
+
+    return links
+
+
 EVENT_COLUMNS = {
     "event": st.column_config.TextColumn("event", width="large"),
     "calls": st.column_config.NumberColumn("calls", format="localized"),
@@ -139,12 +166,12 @@ EVENT_COLUMNS = {
     "ave": st.column_config.NumberColumn("ave (ms)", format="%.4g"),
     "min": st.column_config.NumberColumn("min (ms)", format="%.4g"),
     "max": st.column_config.NumberColumn("max (ms)", format="%.4g"),
-    "line": st.column_config.NumberColumn("line", format="%d"),
+    "line": source_line_column(of="this event"),
 }
 
 
-def event_table(rows: pd.DataFrame, below: int = 0) -> None:
-    shown = rows.assign(event=indented(rows, below))
+def event_table(rows: pd.DataFrame, links: Links, below: int = 0) -> None:
+    shown = rows.assign(event=indented(rows, below), line=links(rows.line))
     columns = ["event", "calls", "total", "cpu_time", "gpu_time", "share", "ave", "min", "max"]
     columns = [c for c in columns if shown[c].notna().any()] + ["threads", "line"]
     st.dataframe(
@@ -160,7 +187,7 @@ def block_name(block: str) -> str:
     return profiles.BLOCK_LABELS.get(block, block.replace("nvprof ", "nvprof: ") + " calls")
 
 
-def nested_events(rows: pd.DataFrame) -> None:
+def nested_events(rows: pd.DataFrame, links: Links) -> None:
     """The newer report's indented Event Summary: each parent's nested events in an
     expander, the largest parents first."""
     children = rows[rows.depth > 0]
@@ -181,11 +208,11 @@ def nested_events(rows: pd.DataFrame) -> None:
             else f"{md_escape(parent.event)} · {len(nested)} nested"
         )
         with st.expander(label):
-            event_table(nested)
+            event_table(nested, links)
     rest = parents[PARENTS:]
     if rest:
         with st.expander(f"Nested events of {len(rest)} more events"):
-            event_table(pd.concat([c for _, c in rest]))
+            event_table(pd.concat([c for _, c in rest]), links)
 
 
 def passes_table(passes: pd.DataFrame) -> None:
@@ -248,8 +275,9 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
     )
     chart = charts.profile_breakdown(ops, top=TOP)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
-    event_table(ops)
-    nested_events(rows[rows.block == main])
+    links = line_links(key, events)
+    event_table(ops, links)
+    nested_events(rows[rows.block == main], links)
     for block in [b for b in dict.fromkeys(rows.block) if b != main]:
         extra = rows[rows.block == block]
         st.markdown(f"**{block_name(block)}**")
@@ -259,7 +287,7 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
                 "and GpuMemcpyAsync under their total); share: of the whole report's time. "
                 "They are also inside the events that made them."
             )
-        event_table(extra)
+        event_table(extra, links)
     if "memcpy" not in totals and main == "event":
         st.caption("No GpuMemCpy summary in this report (only the newer layout prints one).")
 
@@ -311,14 +339,20 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     )
     nested = st.toggle("Show nested events and other blocks", value=False)
     table = rows if nested else top
-    table = table.assign(event=indented(table))
+    table = table.assign(
+        event=indented(table),
+        line_a=line_links(a_key, ea)(table.line_a),
+        line_b=line_links(b_key, eb)(table.line_b),
+    )
     st.dataframe(
         table[
             [
                 "event",
                 "status",
                 "total_a",
+                "line_a",
                 "total_b",
+                "line_b",
                 "delta",
                 "delta_pct",
                 "delta_share",
@@ -339,6 +373,8 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
             "event": st.column_config.TextColumn("event", width="large"),
             "total_a": st.column_config.NumberColumn("A (ms)", format="%.6g"),
             "total_b": st.column_config.NumberColumn("B (ms)", format="%.6g"),
+            "line_a": source_line_column("line A", "this event of A"),
+            "line_b": source_line_column("line B", "this event of B"),
             "delta": st.column_config.NumberColumn("B − A (ms)", format="%+.4g"),
             "delta_pct": st.column_config.NumberColumn("change", format="percent"),
             "delta_share": st.column_config.NumberColumn("of A's total", format="percent"),

@@ -157,7 +157,8 @@ def line_links(key: str, events: pd.DataFrame) -> Links:
 
 
 EVENT_COLUMNS = {
-    "event": st.column_config.TextColumn("event", width="large"),
+    # Medium: at 800 px the times and their line stay in sight beside it.
+    "event": st.column_config.TextColumn("event", width="medium"),
     "calls": st.column_config.NumberColumn("calls", format="localized"),
     "total": st.column_config.NumberColumn("total (ms)", format="%.6g"),
     "cpu_time": st.column_config.NumberColumn("CPU (ms)", format="%.6g"),
@@ -173,7 +174,9 @@ EVENT_COLUMNS = {
 def event_table(rows: pd.DataFrame, links: Links, below: int = 0) -> None:
     shown = rows.assign(event=indented(rows, below), line=links(rows.line))
     columns = ["event", "calls", "total", "cpu_time", "gpu_time", "share", "ave", "min", "max"]
-    columns = [c for c in columns if shown[c].notna().any()] + ["threads", "line"]
+    columns = [c for c in columns if shown[c].notna().any()] + ["threads"]
+    # The line beside the total it marks, in sight without scrolling the table sideways.
+    columns.insert(columns.index("total") + 1 if "total" in columns else 1, "line")
     st.dataframe(
         shown[columns],
         hide_index=True,
@@ -242,25 +245,28 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
         return
     total = totals[main]
     ops = rows[(rows.block == main) & (rows.depth == 0)]
-    cols = st.columns(4)
-    cols[0].metric(
+    figures = st.container(horizontal=True, wrap=True, gap="medium")  # as the diff's
+    figures.metric(
         "Total",
         profiles.ms_text(total.total),
         help="From the report's own Ratio column where it has one (so a table cut after a "
         "few rows still gives its run's total), else the sum of the top-level events.",
+        width="content",
     )
-    cols[1].metric("Top-level events", f"{len(ops):,}")
-    cols[2].metric(
+    figures.metric("Top-level events", f"{len(ops):,}", width="content")
+    figures.metric(
         "Listed",
         f"{total.coverage:.0%}",
         help="Share of the total that the rows read account for: below 100% the pasted "
         "table was cut.",
+        width="content",
     )
     gpu = ops.gpu_time.sum(min_count=1)
-    cols[3].metric(
+    figures.metric(
         "GPU time",
         f"{gpu / ops.total.sum():.0%} of listed" if pd.notna(gpu) and ops.total.sum() else "–",
         help="A CPU-only report has no GPU time.",
+        width="content",
     )
     if not total.complete:
         st.caption(
@@ -298,24 +304,32 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     notes = profiles.layout_notes(ea, eb)
     if notes:
         st.info("\n".join(f"- {md_escape(note)}" for note in notes))
-    cols = st.columns(6)
-    cols[0].metric("Total A", profiles.ms_text(summary["total_a"]))
-    cols[1].metric(
+    # A row that wraps, each figure as wide as it needs: at 800 px six equal columns cut
+    # "94,702 ms" to "94…" (as the Overview's figures were).
+    figures = st.container(horizontal=True, wrap=True, gap="medium")
+    figures.metric("Total A", profiles.ms_text(summary["total_a"]), width="content")
+    figures.metric(
         "Total B",
         profiles.ms_text(summary["total_b"]),
         delta=f"{profiles.ms_text(summary['delta'], signed=True)} ({summary['delta_pct']:+.1%})"
         if pd.notna(summary["delta_pct"])
         else None,
         delta_color="inverse",
+        width="content",
     )
-    cols[2].metric("Faster / slower", f"{summary['faster']} / {summary['slower']}")
-    cols[3].metric("Appeared / disappeared", f"{summary['appeared']} / {summary['disappeared']}")
-    cols[4].metric("Same (within 1%)", summary["same"])
-    cols[5].metric(
+    figures.metric("Faster / slower", f"{summary['faster']} / {summary['slower']}", width="content")
+    figures.metric(
+        "Appeared / disappeared",
+        f"{summary['appeared']} / {summary['disappeared']}",
+        width="content",
+    )
+    figures.metric("Same (within 1%)", summary["same"], width="content")
+    figures.metric(
         "Below a cut",
         summary[profiles.BELOW_A_CUT] + summary[profiles.BELOW_B_CUT],
         help="Listed on one side only, and smaller than the last row of the other side's "
         "cut table: that side may hold it, unlisted. Not counted as appeared or disappeared.",
+        width="content",
     )
     block = summary["block"]
     top = rows[(rows.block == block) & (rows.depth == 0)]
@@ -370,7 +384,7 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
         width="stretch",
         placeholder=MISSING,
         column_config={
-            "event": st.column_config.TextColumn("event", width="large"),
+            "event": st.column_config.TextColumn("event", width="medium"),
             "total_a": st.column_config.NumberColumn("A (ms)", format="%.6g"),
             "total_b": st.column_config.NumberColumn("B (ms)", format="%.6g"),
             "line_a": source_line_column("line A", "this event of A"),

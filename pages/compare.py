@@ -464,7 +464,6 @@ def attribution_part() -> None:
             [
                 "label",
                 "pr_link",
-                "title",
                 "via",
                 "at",
                 "measured",
@@ -474,6 +473,7 @@ def attribution_part() -> None:
                 "cut",
                 "level_from",
                 "level_to",
+                "title",  # long: last, so that the numbers stay in sight
             ]
         ],
         hide_index=True,

@@ -18,6 +18,8 @@ from perfboard.ui import (
     StoreMissing,
     missing_store_notice,
     query,
+    source_line_column,
+    source_lines,
     to_url,
     url_text,
     view_title,
@@ -117,12 +119,17 @@ if asked not in set(found.alert_key):
             "Not a change point yet (that takes a few runs after it); worth a look before "
             "the next run."
         )
+        outliers["line"] = source_lines(outliers.source_id, outliers.line, outliers.latest_value)
         st.dataframe(
-            outliers[["project", "series", "latest_value", "level", "unit", "latest_change_pct"]],
+            outliers[
+                ["project", "series", "latest_value", "line", "level", "unit", "latest_change_pct"]
+            ],
             hide_index=True,
             width="stretch",
+            placeholder=MISSING,
             column_config={
                 "latest_value": st.column_config.NumberColumn("newest", format="%.4g"),
+                "line": source_line_column(of="the newest value"),
                 "level": st.column_config.NumberColumn("its level", format="%.4g"),
                 "latest_change_pct": st.column_config.NumberColumn("change", format="%+.1f%%"),
             },
@@ -250,12 +257,16 @@ if not ok.empty:
 
 st.markdown("**What changed**")
 changes["source_link"] = [safe_https(u) for u in changes.source_url]
+# The first measurement after the change, one click from its line (the value marked).
+changes["line"] = source_lines(changes.source_id, changes.line, changes.first_after)
 st.dataframe(
     changes[
         [
             "series",
             "before",
             "after",
+            "first_after",
+            "line",
             "unit",
             "change_pct",
             "change_abs",
@@ -265,7 +276,6 @@ st.dataframe(
             "before_at",
             "after_at",
             "source",
-            "line",
             "source_link",
         ]
     ],
@@ -275,6 +285,12 @@ st.dataframe(
     column_config={
         "before": st.column_config.NumberColumn(format="%.4g"),
         "after": st.column_config.NumberColumn(format="%.4g"),
+        "first_after": st.column_config.NumberColumn(
+            "first after",
+            format="%.4g",
+            help="The first measurement after the change (before and after are levels)",
+        ),
+        "line": source_line_column(of="the first measurement after"),
         "change_pct": st.column_config.NumberColumn("change", format="%+.2f%%"),
         "change_abs": st.column_config.NumberColumn("change (abs)", format="%+.4g"),
         "p_value": st.column_config.NumberColumn("p", format="%.2g"),
@@ -295,7 +311,11 @@ else:
         suspects[["link", "title", "author", "landed_at", "via", "sha"]],
         hide_index=True,
         width="stretch",
-        column_config={"link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)")},
+        placeholder=MISSING,  # a milestone's PR: no author or commit known
+        column_config={
+            "link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
+            "landed_at": st.column_config.DatetimeColumn("landed", format="YYYY-MM-DD HH:mm"),
+        },
     )
 
 # The key is one of ours (checked against the alerts above): nothing in it to escape.

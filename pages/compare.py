@@ -15,7 +15,17 @@ from perfboard import charts, compare, queries
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING, unique_labels
-from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value, view_title
+from perfboard.ui import (
+    page_data,
+    query,
+    source_line_column,
+    source_lines,
+    to_url,
+    url_state,
+    url_text,
+    url_value,
+    view_title,
+)
 
 PARTS = ["Two versions", "Paired variants", "Attribution"]
 KINDS = ("version", "release", "date")
@@ -180,13 +190,20 @@ def two_versions_part() -> None:
             f"{same} of {len(table)} shared series hold the very same measurements on both "
             "sides: they were not measured again between A and B."
         )
+    # Each side's line: where its newest value was read (the value marked there).
+    for side in "ab":
+        table[f"line_{side}"] = source_lines(
+            table[f"source_id_{side}"], table[f"line_{side}"], table[f"line_value_{side}"]
+        )
     st.dataframe(
         table[
             [
                 "series",
                 "words",
                 "value_a",
+                "line_a",
                 "value_b",
+                "line_b",
                 "unit",
                 "change_pct",
                 "p_value",
@@ -210,6 +227,8 @@ def two_versions_part() -> None:
             "words": st.column_config.TextColumn("B against A"),
             "value_a": st.column_config.NumberColumn("A", format="%.4g"),
             "value_b": st.column_config.NumberColumn("B", format="%.4g"),
+            "line_a": source_line_column("line A", "A's newest value"),
+            "line_b": source_line_column("line B", "B's newest value"),
             "change_pct": st.column_config.NumberColumn("change", format="%+.2f%%"),
             "p_value": st.column_config.NumberColumn("p (Welch)", format="%.3g"),
             "significant": st.column_config.CheckboxColumn("significant"),
@@ -439,20 +458,23 @@ def attribution_part() -> None:
         "series (same benchmark, metric, unit and device, at the series' own magnitude). "
         "Unexplained: the change that no step accounts for (noise, or PRs no record names)."
     )
-    shown = rows[rows.kind == "step"]
+    shown = rows[rows.kind == "step"].copy()
+    shown["line"] = source_lines(shown.source_id, shown.line, shown.measured)
     st.dataframe(
         shown[
             [
                 "label",
                 "pr_link",
-                "title",
                 "via",
                 "at",
+                "measured",
+                "line",
                 "delta",
                 "recorded",
                 "cut",
                 "level_from",
                 "level_to",
+                "title",  # long: last, so that the numbers stay in sight
             ]
         ],
         hide_index=True,
@@ -462,6 +484,13 @@ def attribution_part() -> None:
             "label": st.column_config.TextColumn("step"),
             "pr_link": st.column_config.LinkColumn("PR", display_text=r"pull/(\d+)"),
             "at": st.column_config.DatetimeColumn("at", format="YYYY-MM-DD"),
+            "measured": st.column_config.NumberColumn(
+                f"read ({unit})",
+                format="%.4g",
+                help="The value its record was read as: a change point's first measurement"
+                " after it, a milestone's row of its phase table",
+            ),
+            "line": source_line_column(of="that value"),
             "delta": st.column_config.NumberColumn(f"counted ({unit})", format="%+.4g"),
             "recorded": st.column_config.NumberColumn(f"as recorded ({unit})", format="%+.4g"),
             "cut": st.column_config.CheckboxColumn("cut at the range"),

@@ -12,7 +12,17 @@ from perfboard import charts, ops, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_text, url_value, view_title
+from perfboard.ui import (
+    page_data,
+    query,
+    source_line_column,
+    source_lines,
+    to_url,
+    url_state,
+    url_text,
+    url_value,
+    view_title,
+)
 
 ALL_OPS, ALL_DEVICES, BOTH = "all ops", "all devices", "both"
 DIRECTIONS = [BOTH, "forward", "backward"]
@@ -142,6 +152,12 @@ if vs is not None:
             device=view.device.replace("", "–"),
             link=[safe_https(u) for u in view.source_url],
             commit=view.version.map(lambda v: v[:10] if isinstance(v, str) else None),
+            # Each side's total time, one click from its line (one row of a comparison
+            # table holds both: the value says which number to mark).
+            paddle_line=source_lines(view.source_id_total, view.line_total, view.paddle_total),
+            other_line=source_lines(
+                view.other_source_id_total, view.other_line_total, view.other_total
+            ),
         )
         total_cells, total_options, total_colours = pills(table.words_total, table.verdict_total)
         gpu_cells, gpu_options, gpu_colours = pills(table.words_gpu, table.verdict_gpu)
@@ -162,7 +178,9 @@ if vs is not None:
                     "ratio_gpu",
                     "accuracy",
                     "paddle_total",
+                    "paddle_line",
                     "other_total",
+                    "other_line",
                     "link",
                     "commit",
                     "measured_at",
@@ -181,6 +199,8 @@ if vs is not None:
                 ),
                 "paddle_total": st.column_config.NumberColumn(f"Paddle total{per}", format="%.4g"),
                 "other_total": st.column_config.NumberColumn(f"{vs} total{per}", format="%.4g"),
+                "paddle_line": source_line_column("Paddle line", "Paddle's total time"),
+                "other_line": source_line_column(f"{vs} line", f"{md_escape(vs)}'s total time"),
                 "ratio_total": st.column_config.NumberColumn(
                     "total ratio",
                     format="%.2f",
@@ -347,6 +367,7 @@ else:
             direction=alone.task.map(ops.direction_label),
             device=alone.device.replace("", "–"),
             link=[safe_https(u) for u in alone.source_url],
+            line=source_lines(alone.source_id, alone.line, alone.value),
         )[
             [
                 "op",
@@ -356,6 +377,7 @@ else:
                 "framework",
                 "why",
                 "measured",
+                "line",
                 "link",
                 "measured_at",
             ]
@@ -366,6 +388,7 @@ else:
         column_config={
             "op": st.column_config.TextColumn("op", pinned=True),
             "why": st.column_config.TextColumn("why", width="large"),
+            "line": source_line_column(of="its latest value"),
             "measured_at": st.column_config.DatetimeColumn("measured", format="YYYY-MM-DD"),
             "link": st.column_config.LinkColumn("source", display_text="open"),
         },

@@ -7,6 +7,7 @@ The view is its URL: ``/profiles?run=SOURCE_ID:RUN&vs=SOURCE_ID:RUN``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -16,7 +17,16 @@ from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
-from perfboard.ui import page_data, query, to_url, url_state, url_text, view_title
+from perfboard.ui import (
+    page_data,
+    query,
+    source_line_column,
+    source_lines,
+    to_url,
+    url_state,
+    url_text,
+    view_title,
+)
 
 TOP = 30  # bars a chart draws: more than this is not readable as labels
 PARENTS = 20  # nested-event expanders drawn; the rest of the parents share one
@@ -129,8 +139,26 @@ def indented(rows: pd.DataFrame, below: int = 0) -> pd.Series:
     )
 
 
+# A table's rows -> the link of each row's line (Links: one run's, made by line_links).
+Links = Callable[[pd.Series], list[str | None]]
+
+
+def line_links(key: str, events: pd.DataFrame) -> Links:
+    """The links of lines of run `key`'s report, each marking the time written on it: the
+    event's own total there (a row of several threads adds up lines; its link opens the
+    first, whose number is that line's own)."""
+    source_id = (profiles.parse_run_key(key) or (0, 0))[0]
+    written = events.dropna(subset=["total"]).drop_duplicates("line").set_index("line").total
+
+    def links(lines: pd.Series) -> list[str | None]:
+        return source_lines(pd.Series(source_id, index=lines.index), lines, lines.map(written))
+
+    return links
+
+
 EVENT_COLUMNS = {
-    "event": st.column_config.TextColumn("event", width="large"),
+    # Medium: at 800 px the times and their line stay in sight beside it.
+    "event": st.column_config.TextColumn("event", width="medium"),
     "calls": st.column_config.NumberColumn("calls", format="localized"),
     "total": st.column_config.NumberColumn("total (ms)", format="%.6g"),
     "cpu_time": st.column_config.NumberColumn("CPU (ms)", format="%.6g"),
@@ -139,14 +167,16 @@ EVENT_COLUMNS = {
     "ave": st.column_config.NumberColumn("ave (ms)", format="%.4g"),
     "min": st.column_config.NumberColumn("min (ms)", format="%.4g"),
     "max": st.column_config.NumberColumn("max (ms)", format="%.4g"),
-    "line": st.column_config.NumberColumn("line", format="%d"),
+    "line": source_line_column(of="this event"),
 }
 
 
-def event_table(rows: pd.DataFrame, below: int = 0) -> None:
-    shown = rows.assign(event=indented(rows, below))
+def event_table(rows: pd.DataFrame, links: Links, below: int = 0) -> None:
+    shown = rows.assign(event=indented(rows, below), line=links(rows.line))
     columns = ["event", "calls", "total", "cpu_time", "gpu_time", "share", "ave", "min", "max"]
-    columns = [c for c in columns if shown[c].notna().any()] + ["threads", "line"]
+    columns = [c for c in columns if shown[c].notna().any()] + ["threads"]
+    # The line beside the total it marks, in sight without scrolling the table sideways.
+    columns.insert(columns.index("total") + 1 if "total" in columns else 1, "line")
     st.dataframe(
         shown[columns],
         hide_index=True,
@@ -160,7 +190,7 @@ def block_name(block: str) -> str:
     return profiles.BLOCK_LABELS.get(block, block.replace("nvprof ", "nvprof: ") + " calls")
 
 
-def nested_events(rows: pd.DataFrame) -> None:
+def nested_events(rows: pd.DataFrame, links: Links) -> None:
     """The newer report's indented Event Summary: each parent's nested events in an
     expander, the largest parents first."""
     children = rows[rows.depth > 0]
@@ -181,11 +211,11 @@ def nested_events(rows: pd.DataFrame) -> None:
             else f"{md_escape(parent.event)} · {len(nested)} nested"
         )
         with st.expander(label):
-            event_table(nested)
+            event_table(nested, links)
     rest = parents[PARENTS:]
     if rest:
         with st.expander(f"Nested events of {len(rest)} more events"):
-            event_table(pd.concat([c for _, c in rest]))
+            event_table(pd.concat([c for _, c in rest]), links)
 
 
 def passes_table(passes: pd.DataFrame) -> None:
@@ -215,25 +245,28 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
         return
     total = totals[main]
     ops = rows[(rows.block == main) & (rows.depth == 0)]
-    cols = st.columns(4)
-    cols[0].metric(
+    figures = st.container(horizontal=True, wrap=True, gap="medium")  # as the diff's
+    figures.metric(
         "Total",
         profiles.ms_text(total.total),
         help="From the report's own Ratio column where it has one (so a table cut after a "
         "few rows still gives its run's total), else the sum of the top-level events.",
+        width="content",
     )
-    cols[1].metric("Top-level events", f"{len(ops):,}")
-    cols[2].metric(
+    figures.metric("Top-level events", f"{len(ops):,}", width="content")
+    figures.metric(
         "Listed",
         f"{total.coverage:.0%}",
         help="Share of the total that the rows read account for: below 100% the pasted "
         "table was cut.",
+        width="content",
     )
     gpu = ops.gpu_time.sum(min_count=1)
-    cols[3].metric(
+    figures.metric(
         "GPU time",
         f"{gpu / ops.total.sum():.0%} of listed" if pd.notna(gpu) and ops.total.sum() else "–",
         help="A CPU-only report has no GPU time.",
+        width="content",
     )
     if not total.complete:
         st.caption(
@@ -248,8 +281,9 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
     )
     chart = charts.profile_breakdown(ops, top=TOP)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
-    event_table(ops)
-    nested_events(rows[rows.block == main])
+    links = line_links(key, events)
+    event_table(ops, links)
+    nested_events(rows[rows.block == main], links)
     for block in [b for b in dict.fromkeys(rows.block) if b != main]:
         extra = rows[rows.block == block]
         st.markdown(f"**{block_name(block)}**")
@@ -259,7 +293,7 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
                 "and GpuMemcpyAsync under their total); share: of the whole report's time. "
                 "They are also inside the events that made them."
             )
-        event_table(extra)
+        event_table(extra, links)
     if "memcpy" not in totals and main == "event":
         st.caption("No GpuMemCpy summary in this report (only the newer layout prints one).")
 
@@ -270,24 +304,32 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     notes = profiles.layout_notes(ea, eb)
     if notes:
         st.info("\n".join(f"- {md_escape(note)}" for note in notes))
-    cols = st.columns(6)
-    cols[0].metric("Total A", profiles.ms_text(summary["total_a"]))
-    cols[1].metric(
+    # A row that wraps, each figure as wide as it needs: at 800 px six equal columns cut
+    # "94,702 ms" to "94…" (as the Overview's figures were).
+    figures = st.container(horizontal=True, wrap=True, gap="medium")
+    figures.metric("Total A", profiles.ms_text(summary["total_a"]), width="content")
+    figures.metric(
         "Total B",
         profiles.ms_text(summary["total_b"]),
         delta=f"{profiles.ms_text(summary['delta'], signed=True)} ({summary['delta_pct']:+.1%})"
         if pd.notna(summary["delta_pct"])
         else None,
         delta_color="inverse",
+        width="content",
     )
-    cols[2].metric("Faster / slower", f"{summary['faster']} / {summary['slower']}")
-    cols[3].metric("Appeared / disappeared", f"{summary['appeared']} / {summary['disappeared']}")
-    cols[4].metric("Same (within 1%)", summary["same"])
-    cols[5].metric(
+    figures.metric("Faster / slower", f"{summary['faster']} / {summary['slower']}", width="content")
+    figures.metric(
+        "Appeared / disappeared",
+        f"{summary['appeared']} / {summary['disappeared']}",
+        width="content",
+    )
+    figures.metric("Same (within 1%)", summary["same"], width="content")
+    figures.metric(
         "Below a cut",
         summary[profiles.BELOW_A_CUT] + summary[profiles.BELOW_B_CUT],
         help="Listed on one side only, and smaller than the last row of the other side's "
         "cut table: that side may hold it, unlisted. Not counted as appeared or disappeared.",
+        width="content",
     )
     block = summary["block"]
     top = rows[(rows.block == block) & (rows.depth == 0)]
@@ -311,14 +353,20 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     )
     nested = st.toggle("Show nested events and other blocks", value=False)
     table = rows if nested else top
-    table = table.assign(event=indented(table))
+    table = table.assign(
+        event=indented(table),
+        line_a=line_links(a_key, ea)(table.line_a),
+        line_b=line_links(b_key, eb)(table.line_b),
+    )
     st.dataframe(
         table[
             [
                 "event",
                 "status",
                 "total_a",
+                "line_a",
                 "total_b",
+                "line_b",
                 "delta",
                 "delta_pct",
                 "delta_share",
@@ -336,9 +384,11 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
         width="stretch",
         placeholder=MISSING,
         column_config={
-            "event": st.column_config.TextColumn("event", width="large"),
+            "event": st.column_config.TextColumn("event", width="medium"),
             "total_a": st.column_config.NumberColumn("A (ms)", format="%.6g"),
             "total_b": st.column_config.NumberColumn("B (ms)", format="%.6g"),
+            "line_a": source_line_column("line A", "this event of A"),
+            "line_b": source_line_column("line B", "this event of B"),
             "delta": st.column_config.NumberColumn("B − A (ms)", format="%+.4g"),
             "delta_pct": st.column_config.NumberColumn("change", format="percent"),
             "delta_share": st.column_config.NumberColumn("of A's total", format="percent"),

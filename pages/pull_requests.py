@@ -102,8 +102,15 @@ else:
         st.caption("No claim read: its description is not in the store, or claims nothing.")
     else:
         # Claimed beside measured: the milestones above are what the team's tables measured.
+        # Its line marks what it claims to reach: the time after, else the gain, else the
+        # factor (a claim's before and after share one line).
+        claimed["line"] = source_lines(
+            claimed.source_id,
+            claimed.line,
+            claimed.after.fillna(claimed.percent).fillna(claimed.speedup),
+        )
         st.dataframe(
-            claimed[["before", "after", "unit", "percent", "speedup", "raw", "source", "line"]],
+            claimed[["before", "after", "unit", "percent", "speedup", "line", "raw", "source"]],
             hide_index=True,
             placeholder=MISSING,
             width="stretch",
@@ -111,6 +118,7 @@ else:
                 "percent": st.column_config.NumberColumn("claimed gain", format="%.1f%%"),
                 "speedup": st.column_config.NumberColumn("claimed speedup", format="%.3gx"),
                 "raw": st.column_config.TextColumn("as written", width="large"),
+                "line": source_line_column(of="this claim"),
             },
         )
     on_page = query(queries.pr_page_measurements, repo, int(choice))

@@ -13,7 +13,9 @@ from perfboard.ui import (
     provenance,
     query,
     to_url,
+    url_number,
     url_state,
+    url_text,
     url_value,
     view_title,
     whole_number,
@@ -48,6 +50,12 @@ line = st.number_input(
     step=1,
     key=url_value(PAGE, "line", whole_number(low=1), None),  # the widget's bounds: 1 to 2**53 - 1
 )
+# A link's `value=` is the number to mark on its line: it holds while the view is the
+# link's (the same document and line), and goes when another is picked.
+linked = url_text("source") == str(source_id) and url_text("line") == str(line)
+marked = url_number("value") if linked else None
+if not linked and "value" in st.query_params:
+    del st.query_params["value"]
 to_url(PAGE, "source", source_id)
 to_url(PAGE, "line", line)
 
@@ -62,7 +70,7 @@ if link:
 
 if line:
     st.subheader(f"Line {int(line)} in its document")
-    provenance(source_id, int(line), link=False)
+    provenance(source_id, int(line), marked, link=False)
 
 st.subheader("Measurements and the text they were read from")
 measured = query(queries.source_measurements, source_id, int(line) if line else None)

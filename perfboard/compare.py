@@ -39,6 +39,15 @@ def _one_side(frame: pd.DataFrame) -> pd.DataFrame:
     data = frame.dropna(subset=["value"])
     # map(str), not astype(str): pandas keeps None and NaT missing through astype.
     point = data["version"].map(str) + "@" + data["measured_at"].map(str)
+    # Where the side's newest value was read (the rows come oldest first): the line a
+    # reader opens; a side of several values is their mean, and this is one of them.
+    read = {}
+    if {"source_id", "line"} <= set(data.columns):
+        read = {
+            "source_id": ("source_id", "last"),
+            "line": ("line", "last"),
+            "line_value": ("value", "last"),
+        }
     return (
         data.assign(point=point)
         .groupby("series_id")
@@ -48,6 +57,7 @@ def _one_side(frame: pd.DataFrame) -> pd.DataFrame:
             version=("version", "last"),
             measured_at=("measured_at", "max"),
             points=("point", lambda p: "|".join(sorted(set(p)))),
+            **read,
         )
     )
 
@@ -59,10 +69,12 @@ def side_by_side(
     ratio B / A, change in %, Welch's p on the raw values (when both sides hold two or
     more), impact |ln(B / A)|, better / worse / same by the series' direction, the ratio
     in words, and whether both sides are the very same measurements (not measured again
-    between them). Largest impact first.
+    between them), and where each side's newest value was read (source_id_a, line_a,
+    line_value_a: its value; _b the same; missing when the frames do not say). Largest
+    impact first.
 
-    `a`, `b`: one row per measured value (queries.compare_side): series_id, the columns of
-    _META, value, version, measured_at.
+    `a`, `b`: one row per measured value (queries.compare_side), oldest first: series_id,
+    the columns of _META, value, version, measured_at (and source_id, line).
     """
     columns = [
         "series_id",
@@ -83,10 +95,14 @@ def side_by_side(
         "version_b",
         "measured_at_a",
         "measured_at_b",
+        *[f"{c}_{side}" for side in "ab" for c in ("source_id", "line", "line_value")],
     ]
     if a.empty or b.empty:
         return pd.DataFrame(columns=columns)
     sides = _one_side(a).add_suffix("_a").join(_one_side(b).add_suffix("_b"), how="inner")
+    for column in columns[-6:]:
+        if column not in sides:
+            sides[column] = np.nan
     meta = a.drop_duplicates("series_id").set_index("series_id")[_META]
     out = sides.join(meta).reset_index()
     out["ratio"] = np.where(

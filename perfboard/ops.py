@@ -63,6 +63,11 @@ MATCHED_COLUMNS = [
     "source",
     "source_url",
     "other_source_url",
+    # where each side's total time was read (its line links to it)
+    "source_id_total",
+    "line_total",
+    "other_source_id_total",
+    "other_line_total",
 ]
 UNMATCHED_COLUMNS = [
     "op",
@@ -78,6 +83,9 @@ UNMATCHED_COLUMNS = [
     "measured_at",
     "source",
     "source_url",
+    "source_id",  # where its latest value (value) was read: its line links to it
+    "line",
+    "value",
 ]
 
 
@@ -171,16 +179,22 @@ def match(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return matched, unmatched
 
 
+_READ_AT = ("source_id", "line")  # where a result's value was read
+
+
 def _matched(comparable: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     if pairs.empty:
         return pd.DataFrame(columns=MATCHED_COLUMNS)
+    comparable = comparable.assign(
+        **{c: comparable.get(c) for c in _READ_AT}
+    )  # a frame made by hand may not say where its values were read
     info = comparable.set_index("series_id")
     ours = info.loc[pairs.ours_id]
     theirs = info.loc[pairs.theirs_id]
     data = pairs[["ours_id", "theirs_id", "pair", "metric", "theirs", "unit", "direction"]].copy()
     for column in (*_ROW_KEY, "op", "config", "parameters"):
         data[column] = ours[column].to_numpy()
-    for column in ("value", "measured_at", "version", "source", "source_url"):
+    for column in ("value", "measured_at", "version", "source", "source_url", *_READ_AT):
         data[f"ours_{column}"] = ours[column].to_numpy()
         data[f"theirs_{column}"] = theirs[column].to_numpy()
     # Several series of one side under one key (TensorFlow 1.14 and 2.3 as testbeds, or
@@ -215,6 +229,10 @@ def _matched(comparable: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
                 "ours_source": f"source_{name}",
                 "ours_source_url": f"source_url_{name}",
                 "theirs_source_url": f"other_source_url_{name}",
+                "ours_source_id": f"source_id_{name}",
+                "ours_line": f"line_{name}",
+                "theirs_source_id": f"other_source_id_{name}",
+                "theirs_line": f"other_line_{name}",
             }
         )
         keep = [c for c in part.columns if c.endswith(f"_{name}")]
@@ -346,6 +364,9 @@ def _unmatched(
                 "measured_at": check.measured_at,
                 "source": check.source,
                 "source_url": check.source_url,
+                "source_id": getattr(check, "source_id", None),
+                "line": getattr(check, "line", None),
+                "value": check.value,
             }
         )
     if not rows:
@@ -375,6 +396,9 @@ def _lone_row(group: pd.DataFrame, framework: str, why: str) -> dict[str, Any]:
         "measured_at": last.measured_at,
         "source": last.source,
         "source_url": last.source_url,
+        "source_id": last.get("source_id"),
+        "line": last.get("line"),
+        "value": last.value,
     }
 
 

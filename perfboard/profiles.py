@@ -422,6 +422,8 @@ DIFF_COLUMNS = [
     "gpu_b",
     "bar",
     "note",
+    "line_a",  # where the event was read in each run's report (its first line)
+    "line_b",
 ]
 
 
@@ -476,8 +478,9 @@ def diff(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = SAME_WITHIN) -> pd
     whose report has no CPU/GPU split), bar (the delta; for an event on one side only,
     its total there, +B for appeared and -A for disappeared, to draw it with its own
     mark; missing for an event below a cut: its time on that side is not known), note
-    (why a side is missing or unsure). Top-level rows by the size of their
-    change (the time of an appeared or disappeared one), each followed by its children.
+    (why a side is missing or unsure), line_a, line_b (its line in each report).
+    Top-level rows by the size of their change (the time of an appeared or disappeared
+    one), each followed by its children.
     """
     empty = pd.DataFrame(columns=DIFF_COLUMNS)
     if a.empty and b.empty:
@@ -487,7 +490,7 @@ def diff(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = SAME_WITHIN) -> pd
     totals_b = block_totals(b) if not b.empty else {}
     keys = ["block", "path"]
     meta = ["section", "event", "parent", "depth"]
-    values = ["total", "share", "calls", "cpu_time", "gpu_time"]
+    values = ["total", "share", "calls", "cpu_time", "gpu_time", "line"]
     merged = side_a[keys + meta + values].merge(
         side_b[keys + meta + values],
         on=keys,

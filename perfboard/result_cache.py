@@ -189,14 +189,16 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.compare.variant_ratios": tables(
         "commits", "measurements", "pull_requests", "series", "series_noise", "sources"
     ),
-    "perfboard.queries.changes.alert_changes": tables("change_points", "series", "sources"),
+    "perfboard.queries.changes.alert_changes": tables(
+        "change_points", "measurements", "series", "sources"
+    ),
     "perfboard.queries.changes.alert_suspects": tables(
         "change_points", "commits", "milestones", "pull_requests"
     ),
     "perfboard.queries.changes.alerts": tables(
         "alert_triage", "change_points", "milestones", "pull_requests", "series"
     ),
-    "perfboard.queries.changes.latest_outliers": tables("series", "series_noise"),
+    "perfboard.queries.changes.latest_outliers": tables("measurements", "series", "series_noise"),
     "perfboard.queries.changes.series_changes": of_series(
         "change_points", ids=lambda series_ids: series_ids
     ),

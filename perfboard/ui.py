@@ -12,6 +12,7 @@ app.py runs before any page.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -490,9 +491,18 @@ def provenance(
         meant = read[read.series_id == series_id]
     elif value is not None and (read.value == value).any():
         meant = read[read.value == value]
+    elif value is not None:
+        # A number that is no measurement of this line (a profile event's time, a claim):
+        # marked as the link gave it, not replaced by another value read there.
+        meant = read.iloc[0:0]
     if not meant.empty and pd.notna(meant.value.iloc[0]):
         value = float(meant.value.iloc[0])
     said = "no measurement was read on this line"
+    if meant.empty and value is not None:
+        others = f"{len(read)} other value{'s' * (len(read) > 1)}"
+        said = f"marked: {value:.6g}" + (
+            f" ({others} read on this line)" if len(read) else " (no measurement read here)"
+        )
     if not meant.empty:
         r = meant.iloc[0]
         said = f"{md_escape(r.series)}: {_shown_value(r.value, r.unit, r.status)}"
@@ -549,22 +559,46 @@ def _shown_value(value: Any, unit: Any, status: Any) -> str:
     return f"{value:.6g} {md_escape(unit or '')}".strip()
 
 
-def source_lines(source_ids: pd.Series, lines: pd.Series) -> list[str | None]:
+def source_lines(
+    source_ids: pd.Series, lines: pd.Series, values: pd.Series | None = None
+) -> list[str | None]:
     """Each value's link to its line in context (the Sources page): one click from a table
-    row to where the number was read. Shown with source_line_column."""
+    row to where the number was read. Shown with source_line_column.
+
+    `values`: the number to mark on each line (`&value=`), where the line holds several
+    (a Paddle and a TensorFlow time, a claim's before and after) or the value is not a
+    measurement (a profile event's time); none: the first measurement read there."""
+    marks = [None] * len(lines) if values is None else list(values)
     return [
-        f"/sources?source={int(s)}&line={int(n)}" if pd.notna(s) and pd.notna(n) else None
-        for s, n in zip(source_ids, lines, strict=True)
+        _source_line(s, n, v) if pd.notna(s) and pd.notna(n) else None
+        for s, n, v in zip(source_ids, lines, marks, strict=True)
     ]
 
 
-def source_line_column() -> Any:
-    """The column of source_lines' links: the line number, opening its context."""
+def _source_line(source_id: Any, line: Any, value: Any) -> str:
+    link = f"/sources?source={int(source_id)}&line={int(line)}"
+    if value is None or pd.isna(value) or not math.isfinite(float(value)):
+        return link
+    return f"{link}&value={float(value)!r}"  # repr: the float back exactly, to match it
+
+
+def source_line_column(label: str = "line", of: str = "this value") -> Any:
+    """The column of source_lines' links: the line number, opening its context. `label`
+    and `of` name it where a row has two (the A and B sides, Paddle and the other)."""
     return st.column_config.LinkColumn(
-        "line",
-        display_text=r"line=(\d+)$",
-        help="Click: the line this value was read from, among the lines around it",
+        label,
+        display_text=r"line=(\d+)",
+        help=f"Click: the line {of} was read from, among the lines around it",
     )
+
+
+def url_number(param: str) -> float | None:
+    """Query parameter `param` as a finite number, None when absent or not one."""
+    try:
+        number = float(url_text(param))
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 # -- new data while a page is open ------------------------------------------------------------

@@ -81,6 +81,13 @@ def test_a_step_in_several_series_is_one_alert(store: Path) -> None:
     assert changes.before.round(1).tolist() == [9.5, 9.5]
     assert changes.after.round(1).tolist() == [8.4, 8.4]
     assert set(changes.line) == {61, 151}  # the first point after, in each series
+    # ... and its value, read on that line (the number its provenance link marks).
+    for change in changes.itertuples():
+        (value,) = conn.execute(
+            "SELECT value FROM measurements WHERE series_id = ? AND source_id = ? AND line = ?",
+            [change.series_id, change.source_id, change.line],
+        ).fetchone()
+        assert change.first_after == value and value == pytest.approx(8.4, rel=0.02)
     noise = conn.execute("SELECT cv, too_noisy FROM series_noise").fetchall()
     assert all(0.005 < cv < 0.02 and not noisy for cv, noisy in noise)
     conn.close()
@@ -201,11 +208,19 @@ def test_a_newest_value_outside_the_noise_is_listed_before_it_is_a_change(
     [row] = queries.latest_outliers(conn).itertuples()
     assert (row.latest_value, round(row.level, 1)) == (11.5, 10.0)
     assert 14 < row.latest_change_pct < 17 and row.latest_z > 5
+    # Where it was read: the file's last record (its line), 11.5 there.
+    assert row.line == len(lines)
+    assert conn.execute(
+        "SELECT value FROM measurements WHERE source_id = ? AND line = ?",
+        [row.source_id, row.line],
+    ).fetchall() == [(11.5,)]
     assert queries.alerts(conn).empty  # one point is not a change point
     conn.close()
     at = run_page(monkeypatch, target, "pages/alerts.py")
     headings = [h.value for h in at.subheader]
     assert headings == ["Newest values outside their series' noise (1)", "Change points (0 alerts)"]
+    [newest] = [d.value for d in at.dataframe]
+    assert newest.line.tolist() == [f"/sources?source={row.source_id}&line={row.line}&value=11.5"]
 
 
 def test_a_big_step_in_a_noisy_series_is_kept_and_marked(tmp_path: Path) -> None:

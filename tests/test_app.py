@@ -469,6 +469,16 @@ def test_a_pr_view_sets_the_claimed_effect_beside_the_measured_one(
     claimed = next(f for f in frames(at) if "percent" in f.columns)
     assert claimed[["before", "after"]].values.tolist() == [[9.5, 8.4], [8.4, 7.8]]
     assert claimed.source.iloc[0] == "data/samples/paddle-pr-22494_2020-02-07_nhzlx_description.md"
+    # Each claim opens its line, the time it claims to reach marked.
+    conn = duckdb.connect(str(demo_db), read_only=True)
+    (source,) = conn.execute(
+        "SELECT source_id FROM sources WHERE uri = ?", [claimed.source.iloc[0]]
+    ).fetchone()
+    conn.close()
+    assert claimed.line.tolist() == [
+        f"/sources?source={source}&line=4&value=8.4",
+        f"/sources?source={source}&line=15&value=7.8",
+    ]
     measured_step = run_page(monkeypatch, demo_db, "pages/pull_requests.py", pr="22424")
     assert "No claim read" in all_text(measured_step)  # #22424's own text is not in the store
 

@@ -331,6 +331,16 @@ def test_compare_side_by_version_and_abbreviated_hash(tmp_path: Path) -> None:
     assert (table.p_value < 1e-4).all() and table.significant.all()
     assert set(table.verdict) == {"better"}
 
+    # Each side's newest value and where it was read: that line of the store holds it.
+    for suffix in ("a", "b"):
+        for row in table.itertuples():
+            source_id, line = getattr(row, f"source_id_{suffix}"), getattr(row, f"line_{suffix}")
+            read = conn.execute(
+                "SELECT value FROM measurements WHERE series_id = ? AND source_id = ? AND line = ?",
+                [row.series_id, int(source_id), int(line)],
+            ).fetchall()
+            assert read == [(getattr(row, f"line_value_{suffix}"),)]
+
     choices = queries.compare_choices(conn)
     assert set(choices[choices.kind == "version"].value) == {sha(0), HASH_A, HASH_B}
     assert set(choices.series) == {2}
@@ -580,6 +590,9 @@ def test_series_steps_takes_milestones_of_the_same_measure(demo_db: Path) -> Non
     assert steps[["via", "label", "pr_number", "delta"]].values.tolist() == [
         ["milestone", "#22424", 22424, -0.5]
     ]
+    # The milestone's row of the phase table: 9.5 ms on its line 12.
+    assert steps[["line", "measured"]].values.tolist() == [[12, 9.5]]
+    assert steps.source_id.iloc[0] == phase_source(demo_db)
     assert other.empty  # a latency phase says nothing of GPU memory
     # The same model at batch 10 (6.39 ms) and at seq_len 512 (36.1 ms) are other series.
     for batch, seq_len in ((10, 128), (1, 512)):
@@ -589,6 +602,33 @@ def test_series_steps_takes_milestones_of_the_same_measure(demo_db: Path) -> Non
             conn, sibling, datetime(2020, 1, 1), datetime(2020, 3, 1)
         ).empty, (batch, seq_len)
         conn.close()
+
+
+def phase_source(path: Path) -> int:
+    conn = db.connect(path, read_only=True)
+    (source_id,) = conn.execute("SELECT source_id FROM phases").fetchone()
+    conn.close()
+    return int(source_id)
+
+
+def test_series_steps_say_where_each_change_point_was_read(demo_db: Path) -> None:
+    conn = db.connect(demo_db, read_only=True)
+    [series_id] = conn.execute(
+        "SELECT series_id FROM series WHERE benchmark = 'ernie' AND metric = 'latency'"
+        " AND device = 'Tesla P4 (simulated)' AND (params->>'batch_size') = '1'"
+        " AND (params->>'precision') = 'fp32'"
+    ).fetchone()
+    steps = queries.series_steps(conn, series_id, datetime(2020, 1, 1), datetime(2020, 4, 1))
+    (nightly,) = conn.execute(
+        "SELECT source_id FROM sources WHERE uri LIKE '%ernie-p4-nightly.jsonl'"
+    ).fetchone()
+    conn.close()
+    # The simulated nightly's fusion (2020-02-04), regression and fix: each change point's
+    # first measurement after it, the record of data/simulated/ernie-p4-nightly.jsonl.
+    assert steps.via.tolist() == ["change point"] * 3
+    assert steps.source_id.tolist() == [nightly] * 3
+    assert steps.line.tolist() == [117, 197, 225]
+    assert steps.measured.tolist() == [9.5014, 9.9778, 9.4393]
 
 
 def conn_ids(path: Path, batch: int, seq_len: int) -> list[int]:

@@ -241,6 +241,22 @@ def test_the_demo_op_benchmarks_against_tensorflow(demo_db: Path) -> None:
     cumsum = matched.iloc[0]
     assert (cumsum.op, cumsum.paddle_total, cumsum.other_total) == ("cumsum", 86.2771, 1.8483)
     assert cumsum.words_total == "Paddle 46.68x slower than tensorflow"
+    # Both times are one row of #380's table: its line, read as each side's value.
+    conn = db.connect(demo_db, read_only=True)
+    read = conn.execute(
+        "SELECT m.value FROM measurements m JOIN series s USING (series_id)"
+        " WHERE m.source_id = ? AND m.line = ? AND s.benchmark = 'op/cumsum'"
+        " AND s.metric = 'total_time' ORDER BY m.value",
+        [int(cumsum.source_id_total), int(cumsum.line_total)],
+    ).fetchall()
+    conn.close()
+    assert (cumsum.other_source_id_total, cumsum.other_line_total) == (
+        cumsum.source_id_total,
+        cumsum.line_total,
+    )
+    assert read == [(1.8483,), (86.2771,)]
+    # abs on GPU (#282, a v1 log): each framework's time on a line of its own.
+    assert abs_op.line_total != abs_op.other_line_total
     assert rows.loc["softmax", ""].config == "0"  # "softmax-0"
     # Listed, not dropped: abs config 0 of a v2 log (TensorFlow measured no config 0), the
     # timings of the v1 accuracy check, and resize_bilinear's accuracy check on its own.
@@ -364,6 +380,12 @@ def test_ops_page_on_the_demo(monkeypatch: pytest.MonkeyPatch, demo_db: Path) ->
     assert abs_op.accuracy == ["consistent"]
     assert abs_op.link == "https://github.com/PaddlePaddle/benchmark/pull/282"
     assert table.link.notna().all()  # every op row links to its source document
+    # ... and each side's total time to its line, that number marked.
+    assert abs_op.paddle_line.startswith("/sources?source=")
+    assert abs_op.paddle_line.endswith("&value=2.76374")
+    assert abs_op.other_line.endswith("&value=1.91671")
+    assert table.paddle_line.notna().all() and table.other_line.notna().all()
+    assert alone.line.notna().all()
     assert lose.words.iloc[0] == "Paddle 48.42x slower than tensorflow"  # cumsum's GPU time
     assert "resize_bilinear" in set(alone.op)
     metrics = {m.label: m.value for m in at.metric}

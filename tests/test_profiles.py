@@ -195,6 +195,10 @@ def test_diff_of_the_profile_report_against_the_fusion_run() -> None:
     assert "A's table lists 94% of its time" in fused.note
     mul = rows.loc["mul"]
     assert math.isnan(mul.total_b) and math.isnan(mul.delta) and mul.bar == -32332.5
+    # Each side's line in its report: an event found on one side only has one.
+    assert (mul.line_a, fused.line_b) == (10, 16)
+    assert math.isnan(mul.line_b) and math.isnan(fused.line_a)
+    assert (rows.loc["softmax"].line_a, rows.loc["softmax"].line_b) == (12, 19)
     softmax = rows.loc["softmax"]
     assert softmax.delta == pytest.approx(4204.46 - 12311.9)
     assert softmax.delta_pct == pytest.approx((4204.46 - 12311.9) / 12311.9)
@@ -490,6 +494,7 @@ def test_page_shows_the_breakdown_of_the_2019_09_11_run(
     monkeypatch: pytest.MonkeyPatch, demo_db: Path, demo: duckdb.DuckDBPyConnection
 ) -> None:
     key = key_of(demo, FUSION)
+    source_id, _ = profiles.parse_run_key(key)
     at = run_page(monkeypatch, demo_db, "pages/profiles.py", run=key)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Total"] == "70,132 ms" and metrics["Listed"] == "87%"
@@ -499,6 +504,8 @@ def test_page_shows_the_breakdown_of_the_2019_09_11_run(
     assert (fc.calls, fc.total) == (255459, 24269.7)
     fused = table[table.event == "fused_fc_elementwise_layernorm"].iloc[0]
     assert (fused.calls, fused.total) == (115207, 17699.9)
+    # Its line opens it in the report, its total marked.
+    assert fused.line == f"/sources?source={source_id}&line=16&value=17699.9"
     assert len(at.get("vega_lite_chart")) == 1
     passes = dataframe_with(at, "subgraphs")
     assert passes[["name", "subgraphs"]].values.tolist() == [

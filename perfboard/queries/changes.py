@@ -9,6 +9,13 @@ import pandas as pd
 
 from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
 
+# The value of a change point's first measurement after the change (its source_id and
+# line say where it was read): the number its provenance link marks.
+FIRST_AFTER = """(
+    SELECT arg_min(m.value, m.measured_at) FROM measurements m
+    WHERE m.series_id = cp.series_id AND m.source_id = cp.source_id AND m.line = cp.line
+      AND m.status = 'ok')"""
+
 
 def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per alert: the change points that share a project and the versions on
@@ -58,7 +65,8 @@ def alerts(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFrame:
     """The change points of one alert, largest first, each with its series and the source
-    and line of its first point after the change."""
+    (source_id, its uri and url) and line of its first point after the change, and that
+    point's value (first_after)."""
     return conn.execute(
         f"""
         SELECT cp.series_id, {_SERIES_LABEL} AS series, s.metric, s.unit, cp.before,
@@ -66,7 +74,8 @@ def alert_changes(conn: duckdb.DuckDBPyConnection, alert_key: str) -> pd.DataFra
                cp.kind, coalesce(cp.shape, 'step') AS shape, cp.position, cp.end_position,
                coalesce(cp.noisy, false) AS noisy, cp.before_version,
                cp.after_version, cp.before_at, cp.after_at,
-               src.uri AS source, src.url AS source_url, cp.line
+               src.uri AS source, src.url AS source_url, cp.source_id, cp.line,
+               {FIRST_AFTER} AS first_after
         FROM change_points cp
         JOIN series s USING (series_id)
         LEFT JOIN sources src USING (source_id)
@@ -162,13 +171,27 @@ def suspects_between(
 
 def latest_outliers(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Series whose newest value is outside their noise: not a change point yet (that
-    takes a few points after it), worth a look before the next run."""
+    takes a few points after it), worth a look before the next run; with the source_id
+    and line that value was read from (the series' newest ok measurement of it)."""
     return conn.execute(
         f"""
-        SELECT n.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
-               n.latest_value, n.level, n.latest_change_pct, n.latest_z, n.cv
-        FROM series_noise n JOIN series s USING (series_id)
-        WHERE n.latest_outlier
-        ORDER BY abs(n.latest_z) DESC
+        WITH flagged AS (
+            SELECT n.series_id, s.project, {_SERIES_LABEL} AS series, s.unit, s.direction,
+                   n.latest_value, n.level, n.latest_change_pct, n.latest_z, n.cv
+            FROM series_noise n JOIN series s USING (series_id)
+            WHERE n.latest_outlier
+        ),
+        read AS (
+            SELECT f.series_id,
+                   arg_max(struct_pack(source_id := m.source_id, line := m.line),
+                           (m.measured_at, m.source_id, m.line)) AS at
+            FROM flagged f
+            JOIN measurements m ON m.series_id = f.series_id AND m.status = 'ok'
+                               AND m.value = f.latest_value
+            GROUP BY f.series_id
+        )
+        SELECT f.*, r.at.source_id AS source_id, r.at.line AS line
+        FROM flagged f LEFT JOIN read r USING (series_id)
+        ORDER BY abs(f.latest_z) DESC
         """
     ).df()

@@ -7,7 +7,7 @@ from datetime import datetime
 import duckdb
 import pandas as pd
 
-from perfboard.queries.changes import alert_suspects
+from perfboard.queries.changes import FIRST_AFTER, alert_suspects
 from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
 
 _HASH = "'[0-9a-fA-F]{7,40}'"
@@ -18,7 +18,7 @@ _HASH = "'[0-9a-fA-F]{7,40}'"
 _SIDE_COLUMNS = f"""
         SELECT m.series_id, {_SERIES_LABEL} AS series, s.project, s.benchmark, s.metric,
                s.unit, s.direction, s.framework, m.value, m.version, m.measured_at,
-               src.url AS source_url
+               src.url AS source_url, m.source_id, m.line
 """
 
 # Each series' last ok point before $cut (its version, or its time when it has none) and
@@ -57,7 +57,7 @@ def compare_side(
     series' last point measured by the end of that day. A "point" is every value of one
     version (or of one time, for values without a version). `series_id`: that series only.
     Columns: series_id, series, project, benchmark, metric, unit, direction, framework,
-    value, version, measured_at, source_url.
+    value, version, measured_at, source_url, source_id, line (where the value was read).
     """
     params: dict[str, object] = {"series": series_id}
     if kind == "version":
@@ -130,7 +130,7 @@ def compare_side(
         FROM side m
         JOIN series s USING (series_id)
         LEFT JOIN sources src ON src.source_id = m.source_id
-        ORDER BY m.series_id, m.measured_at, m.line
+        ORDER BY m.series_id, m.measured_at, m.source_id, m.line
         """,
         params,
     ).df()
@@ -207,14 +207,29 @@ def series_steps(
     out: the series' own step counts, not the phase table's. Oldest first.
 
     Columns: at, via (change point, milestone), label, pr_repo, pr_number, title ("" when
-    none is known), delta (in the series' unit), suspects (PRs suspected of a change point).
+    none is known), delta (in the series' unit), suspects (PRs suspected of a change point),
+    source_id, line and measured: where the step's record was read and its value there
+    (a change point's first measurement after it; a milestone's row in its phase table).
     """
-    columns = ["at", "via", "label", "pr_repo", "pr_number", "title", "delta", "suspects"]
+    columns = [
+        "at",
+        "via",
+        "label",
+        "pr_repo",
+        "pr_number",
+        "title",
+        "delta",
+        "suspects",
+        "source_id",
+        "line",
+        "measured",
+    ]
     window = {"series": series_id, "start": start, "end": end}
     changes = conn.execute(
-        """
-        SELECT alert_key, before_at, after_at AS "at", after - before AS delta, after_version
-        FROM change_points
+        f"""
+        SELECT alert_key, before_at, after_at AS "at", after - before AS delta, after_version,
+               source_id, line, {FIRST_AFTER} AS measured
+        FROM change_points cp
         WHERE series_id = $series AND after_at > $start AND after_at <= $end
         ORDER BY after_at
         """,
@@ -222,6 +237,7 @@ def series_steps(
     ).df()
     rows: list[dict[str, object]] = []
     for change in changes.itertuples():
+        read = {"source_id": change.source_id, "line": change.line, "measured": change.measured}
         suspects = alert_suspects(conn, change.alert_key).dropna(subset=["pr_number"])
         if suspects.empty:
             after = change.after_version or f"{change.at:%Y-%m-%d}"
@@ -235,6 +251,7 @@ def series_steps(
                     "title": f"no PR known to have landed before {after}",
                     "delta": change.delta,
                     "suspects": 0,
+                    **read,
                 }
             )
             continue
@@ -250,12 +267,13 @@ def series_steps(
                 "title": first.title if isinstance(first.title, str) else "",
                 "delta": change.delta,
                 "suspects": len(suspects),
+                **read,
             }
         )
     milestones = conn.execute(
         """
         WITH steps AS (
-            SELECT ms.*, p.name AS phase,
+            SELECT ms.*, p.name AS phase, p.source_id,
                    lag(ms.value IGNORE NULLS) OVER (PARTITION BY ms.phase_id ORDER BY ms.ordinal)
                        AS before
             FROM milestones ms
@@ -286,7 +304,7 @@ def series_steps(
         )
         SELECT st.date::TIMESTAMP AS "at", st.label, st.phase, coalesce(st.pr_repo, k.repo) AS repo,
                st.pr_number, coalesce(k.title, st.description, '') AS title,
-               st.value - st.before AS delta
+               st.value - st.before AS delta, st.source_id, st.line, st.value AS measured
         FROM in_window st
         JOIN level l USING (phase_id, ordinal)
         LEFT JOIN pull_requests k
@@ -318,6 +336,9 @@ def series_steps(
                 "title": step.title,
                 "delta": step.delta,
                 "suspects": int(has_pr),
+                "source_id": step.source_id,
+                "line": step.line,
+                "measured": step.measured,
             }
         )
     if not rows:

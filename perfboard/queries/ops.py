@@ -22,7 +22,7 @@ def op_results(conn: duckdb.DuckDBPyConnection, metrics: tuple[str, ...]) -> pd.
 
     Columns: series_id, project, benchmark, task, metric, unit, direction, framework,
     device, params, testbed, points, value, version, measured_at, consistent, source,
-    source_url, line. Ordered by op, direction, device, params, framework, metric.
+    source_url, source_id, line. Ordered by op, direction, device, params, framework, metric.
     """
     return conn.execute(
         f"""
@@ -41,7 +41,8 @@ def op_results(conn: duckdb.DuckDBPyConnection, metrics: tuple[str, ...]) -> pd.
                s.testbed::VARCHAR AS testbed, l.points, l.m.value AS value,
                l.m.version AS version, l.m.measured_at AS measured_at,
                l.m.consistent AS consistent,
-               src.uri AS source, src.url AS source_url, l.m.line AS line
+               src.uri AS source, src.url AS source_url, l.m.source_id AS source_id,
+               l.m.line AS line
         FROM latest l
         JOIN series s USING (series_id)
         LEFT JOIN sources src ON src.source_id = l.m.source_id

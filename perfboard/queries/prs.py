@@ -106,7 +106,7 @@ def pr_claims(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
     A PR's description may be in the store twice (a file whose url is the PR's page, and
     the body a GitHub sync read): each distinct claim of a PR is given once, with the
-    first source (by name) that makes it.
+    first source (by name) that makes it, and its line there (source_id, line).
     """
     return conn.execute(
         """
@@ -115,7 +115,7 @@ def pr_claims(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                        AS pr_repo,
                    regexp_extract(src.url, '/pull/(\\d+)', 1)::BIGINT AS pr_number,
                    c.before, c.after, c.unit, c.percent, c.speedup, c.raw, src.uri AS source,
-                   c.line,
+                   c.source_id, c.line,
                    c.ordinal
             FROM claims c JOIN sources src USING (source_id)
             WHERE regexp_matches(src.url, '/pull/\\d+/?$')

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ def connect(
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         _create(target)
+    release_kept(target)  # this process's kept reader would refuse a writer of its own
     try:
         conn = duckdb.connect(str(target))
     except duckdb.IOException as error:
@@ -138,6 +140,82 @@ def writer_waiting(path: Path | str) -> bool:
     except OSError:
         return False
     return time.time() - touched < WRITER_WAITING_S
+
+
+# -- one read-only connection a reader keeps open (the dashboard) ----------------------------
+
+# DuckDB keeps one database instance per file and process while any connection to it is
+# open: its catalog and its cache of decompressed blocks. The dashboard opens a connection
+# per query (so that an ingest is never locked out), and when none overlapped each query
+# opened the file anew: 35 ms on the 10 M store, and its blocks read again. keep_open holds
+# one connection per store for the process; a watcher closes it as soon as a writer waits
+# for the lock (writer_waiting), or when the file is replaced, and the next read opens it
+# again once the writer is done. The dashboard's server turns it on (ui, with
+# PERFBOARD_KEEP_STORE_OPEN=1, which scripts/serve.py sets); a writer in the same process
+# (a triage) closes it first (connect).
+_KEPT: dict[str, tuple[duckdb.DuckDBPyConnection, tuple[int, int]]] = {}
+_KEPT_LOCK = threading.Lock()
+_WATCHER: threading.Thread | None = None
+KEEP_OPEN_POLL_S = 0.1  # a writer retries every LOCK_POLL_S: it waits one more poll at most
+
+
+def _file_id(target: Path) -> tuple[int, int]:
+    st = target.stat()
+    return (st.st_dev, st.st_ino)
+
+
+def keep_open(path: Path | str) -> None:
+    """Hold a read-only connection to the file store at `path` open for this process
+    (nothing for a lake: its readers share one already), unless a writer is waiting. A
+    store that cannot be opened now (an ingest holds it) is left to the next call."""
+    global _WATCHER
+    if lake.is_lake(path) or writer_waiting(path):
+        return
+    target = Path(path)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(str(target))
+        try:
+            current = _file_id(target)
+        except OSError:
+            return
+        if kept is not None and kept[1] == current:
+            return
+        if kept is not None:  # the file was replaced: the instance is the old file's
+            _close_kept(str(target))
+        try:
+            _KEPT[str(target)] = (duckdb.connect(str(target), read_only=True), current)
+        except duckdb.Error:
+            return
+        if _WATCHER is None:
+            _WATCHER = threading.Thread(target=_watch_kept, name="perfboard-keep-open", daemon=True)
+            _WATCHER.start()
+
+
+def release_kept(path: Path | str | None = None) -> None:
+    """Close the kept connection of `path` (of every store when None)."""
+    with _KEPT_LOCK:
+        for key in [str(Path(path))] if path is not None else list(_KEPT):
+            _close_kept(key)
+
+
+def _close_kept(key: str) -> None:
+    kept = _KEPT.pop(key, None)
+    if kept is not None:
+        with contextlib.suppress(duckdb.Error):
+            kept[0].close()
+
+
+def _watch_kept() -> None:
+    while True:
+        time.sleep(KEEP_OPEN_POLL_S)
+        with _KEPT_LOCK:
+            for key, (_, opened) in list(_KEPT.items()):
+                try:
+                    replaced = _file_id(Path(key)) != opened
+                except OSError:
+                    replaced = True
+                if replaced or writer_waiting(key):
+                    _close_kept(key)
 
 
 def _create(target: Path) -> None:

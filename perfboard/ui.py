@@ -42,6 +42,12 @@ _SUMMARIES: dict[str, SeriesSummaries] = {}
 _VERSIONS_LOCK = threading.Lock()
 
 
+# The server keeps the store's DuckDB instance open between queries (db.keep_open);
+# scripts/serve.py turns it on. Off elsewhere: a test or a script writing the store it
+# reads in the same process would find it held.
+KEEP_STORE_OPEN = os.environ.get("PERFBOARD_KEEP_STORE_OPEN") == "1"
+
+
 class StoreMissing(Exception):
     """No database yet: pages show how to build one."""
 
@@ -49,6 +55,8 @@ class StoreMissing(Exception):
 def _read(fn: Callable[..., T], path: Path | str, args: tuple[Any, ...]) -> T:
     if db.writer_waiting(path):  # let it have the file: served as while it holds it
         raise duckdb.IOException("a writer is waiting for the store's lock")
+    if KEEP_STORE_OPEN:
+        db.keep_open(path)
     conn = db.connect(path, read_only=True)
     try:
         with summary.provided(_summaries(path).current):

@@ -12,6 +12,7 @@ through app.py.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     PagesManager.uses_pages_directory = False
+    # A server keeps the store's DuckDB instance open between queries (perfboard.db.keep_open).
+    os.environ.setdefault("PERFBOARD_KEEP_STORE_OPEN", "1")
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
     cli.main()
 

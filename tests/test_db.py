@@ -57,3 +57,60 @@ def test_data_version_changes_when_an_ingest_commits(db_path: Path) -> None:
     conn.execute("INSERT INTO runs VALUES (1, 0, 'x', 1)")
     conn.close()
     assert db.data_version(db_path) != before
+
+
+def test_a_kept_reader_lets_an_ingest_in_and_follows_a_replaced_file(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """db.keep_open (the dashboard server's): one read-only connection held for the
+    process, closed while an ingest in another process waits for the lock, never the
+    instance of a file replaced under it, and out of the way of this process's writer."""
+    import subprocess
+    import sys
+
+    db.connect(db_path).close()
+    try:
+        db.keep_open(db_path)
+        assert str(db_path) in db._KEPT
+        # Another process's ingest: without the watcher it would wait out its 20 s.
+        writer = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from perfboard import db;"
+                " c = db.open_store(sys.argv[1], lock_timeout=20);"
+                " c.execute('CREATE TABLE ingested AS SELECT 7 AS x');"
+                " c.close()",
+                str(db_path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert writer.returncode == 0, writer.stderr
+        assert str(db_path) not in db._KEPT  # closed for it, and not opened since
+        db.keep_open(db_path)  # the next read opens it again: it sees the ingest's row
+        conn = db.connect(db_path, read_only=True)
+        assert conn.execute("SELECT x FROM ingested").fetchone() == (7,)
+        conn.close()
+
+        # The file replaced by another (a rebuilt store): the old instance is let go.
+        other = tmp_path / "other.duckdb"
+        db.connect(other).close()
+        kept_before = db._KEPT[str(db_path)][1]
+        db.release_kept(db_path)
+        db.keep_open(db_path)
+        assert db._KEPT[str(db_path)][1] == kept_before
+        other.replace(db_path)
+        db.keep_open(db_path)
+        assert db._KEPT[str(db_path)][1] != kept_before
+        conn = db.connect(db_path, read_only=True)
+        assert conn.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'ingested'"
+        ).fetchone() == (0,)
+        conn.close()
+
+        writer_here = db.connect(db_path)  # this process's own writer (a triage)
+        writer_here.close()
+    finally:
+        db.release_kept()

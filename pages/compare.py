@@ -163,20 +163,20 @@ def two_versions_part() -> None:
     if side_a is None or side_b is None:
         st.info("Choose both sides to compare.")
         return
-    a = query(queries.compare_side, *side_a)
-    b = query(queries.compare_side, *side_b)
-    for name, side, frame in (("A", side_a, a), ("B", side_b, b)):
-        if frame.empty:
-            st.info(f"{name}: {nothing_at(side)}")
-            return
     name_a, name_b = short(side_a), short(side_b)
     if name_a == name_b:
         name_a, name_b = f"A {name_a}", f"B {name_b}"
-    table = compare.side_by_side(a, b, names=(name_a, name_b))
+    series_a, series_b, table = query(
+        compare.two_versions, tuple(side_a), tuple(side_b), (name_a, name_b)
+    )
+    for name, side, series in (("A", side_a, series_a), ("B", side_b, series_b)):
+        if not series:
+            st.info(f"{name}: {nothing_at(side)}")
+            return
     if table.empty:
         st.info(
-            f"A ({len(a.series_id.unique())} series) and B ({len(b.series_id.unique())} "
-            "series) share no series: pick sides measured on the same benchmarks."
+            f"A ({series_a} series) and B ({series_b} series) share no series: pick sides "
+            "measured on the same benchmarks."
         )
         return
     cols = st.columns(4)

@@ -185,6 +185,7 @@ _MEASURED = ("measurements", "series", "sources")
 # (compare_side's versions, series_steps' alerts) is declared by table only.
 QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.alert_issue.filed_issue": tables("alert_issues"),
+    "perfboard.compare.two_versions": tables(*_MEASURED, "releases"),
     "perfboard.compare.variant_pairs": tables("measurements", "series", "series_noise"),
     "perfboard.compare.variant_ratios": tables(
         "commits", "measurements", "pull_requests", "series", "series_noise", "sources"

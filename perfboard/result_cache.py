@@ -380,8 +380,10 @@ class SeriesSummaries:
     then only the rows of the series whose measurements a commit changed, spliced in.
 
     `current(conn)` is called inside a query's read, on its connection, after version()
-    brought `versions` up to date: the rows read are at least as new as the log says, and
-    a commit the log has not seen yet is read again (its series) on the next call.
+    brought `versions` up to date. The position it records is the older of the log's and
+    the connection's own newest commit: a lake's reader sees the snapshot it opened, which
+    another session's look at the log may have passed, and the commits it did not see are
+    read again (their series) on the next call; a commit the log has not seen yet is too.
     """
 
     def __init__(self, versions: StoreVersions) -> None:
@@ -409,5 +411,16 @@ class SeriesSummaries:
                 fresh = summary.read(conn, changed).cast(kept.schema)
                 self._table = pa.concat_tables([kept, fresh])
                 self.reads.append(len(changed))
-            self._at = at
+            self._at = (at[0], min(at[1], _newest_commit(conn)))
             return self._table
+
+
+def _newest_commit(conn: Any) -> int:
+    """The newest commit (data_changes.seq) the connection's snapshot holds; 0: none, or a
+    store without a change log (then every change is read whole anyway)."""
+    import duckdb
+
+    try:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM data_changes").fetchall()[0][0])
+    except duckdb.CatalogException:
+        return 0

@@ -335,6 +335,53 @@ def test_the_per_series_summary_is_read_whole_once_then_only_for_the_series_that
     assert kept.reads[-1] is None
 
 
+def test_a_summary_read_on_an_older_snapshot_than_the_log_reads_those_series_again() -> None:
+    """A lake's reader sees the snapshot it opened; another session may have read the log
+    past it. The summary then records the reader's own newest commit, not the log's, and
+    the next call reads the series of the commits it did not see."""
+    import duckdb
+
+    from perfboard.result_cache import SeriesSummaries
+
+    def snapshot(rows: list[tuple[int, float]], newest: int) -> Any:
+        conn = duckdb.connect()
+        conn.execute(
+            "CREATE TABLE measurements (series_id BIGINT, status VARCHAR, measured_at TIMESTAMP,"
+            " value DOUBLE, version VARCHAR, source_id BIGINT, line BIGINT, stats JSON)"
+        )
+        for series, value in rows:
+            conn.execute(
+                "INSERT INTO measurements VALUES (?, 'ok', TIMESTAMP '2020-01-01', ?, 'v', 1, 1,"
+                " NULL)",
+                [series, value],
+            )
+        conn.execute("CREATE TABLE data_changes AS SELECT ?::BIGINT AS seq", [newest])
+        return conn
+
+    log = [ChangeLog((1, datetime(2020, 1, 1)), (), True)]
+    versions = StoreVersions(lambda: len(log), lambda after: log[-1])
+    versions.version(EVERY_READ)
+    kept = SeriesSummaries(versions)
+    kept.current(snapshot([(1, 10.0), (2, 20.0)], 1))
+    # Commit 2 changes series 2; the log has it, the reader's snapshot does not yet.
+    log.append(
+        ChangeLog(
+            (2, datetime(2020, 1, 2)), (Change(2, "measurements", None, frozenset({2})),), True
+        )
+    )
+    versions.version(EVERY_READ)
+    old = kept.current(snapshot([(1, 10.0), (2, 20.0)], 1))
+    assert old["latest"].to_pylist()[1]["value"] == 20.0 and kept.reads == [None, 1]
+    new = kept.current(snapshot([(1, 10.0), (2, 21.0)], 2))  # series 2 read again
+    assert sorted(r["value"] for r in new["latest"].to_pylist()) == [10.0, 21.0]
+    assert kept.reads == [None, 1, 1]
+    kept.current(snapshot([(1, 10.0), (2, 21.0)], 2))
+    assert kept.reads == [None, 1, 1]  # nothing new: nothing read
+
+
+EVERY_READ = Reads(None)
+
+
 # -- what each query reads, as declared (result_cache.QUERY_READS) -----------------------------
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -455,6 +455,14 @@ SPLICED = {
     },
     "perfboard/queries/compare.py": {
         "sql": "one of compare_side's f-strings, which splice only _HASH and _LAST_BEFORE",
+        "of_series": "'' or the fixed 'AND series_id = $series', whose value is bound",
+        "last_before": "the fixed _LAST_BEFORE, formatted with of_series only",
+    },
+    "perfboard/queries/ops.py": {
+        "summary.source(conn)": "queries.summary.source: a fixed subquery or the fixed NAME",
+    },
+    "perfboard/queries/store.py": {
+        "summary.source(conn)": "queries.summary.source: a fixed subquery or the fixed NAME",
     },
     "ingest/results.py": {
         "name": "a field name from the fixed REQUIRED / FIELDS",

@@ -54,15 +54,16 @@ shown = [
     "note",
 ]
 
-numbers = [None, *sorted({int(n) for n in prs.pr_number}, reverse=True)]
+# "" for every PR, not None: a selectbox whose value is None shows "Choose an option".
+numbers = ["", *sorted({int(n) for n in prs.pr_number}, reverse=True)]
 choice = st.selectbox(
     "Pull request",
     numbers,
-    key=url_state(PAGE, "pr", numbers, None),
-    format_func=lambda n: "every PR" if n is None else f"#{n}",
+    key=url_state(PAGE, "pr", numbers, ""),
+    format_func=lambda n: f"#{n}" if n else "every PR",
 )
 to_url(PAGE, "pr", choice)  # every PR: no parameter
-if choice is None:
+if not choice:
     st.dataframe(
         prs[shown], hide_index=True, width="stretch", column_config=columns, placeholder=MISSING
     )

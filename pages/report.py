@@ -13,6 +13,7 @@ from perfboard import queries, report
 from perfboard.ui import page_data, query, to_url, url_state, view_title
 
 PAGE = "report"  # the scope of this page's pickers in the session
+EVERY = ""  # the Project picker's "every project"
 
 view_title("Weekly report")
 weeks = page_data(queries.report_weeks, empty="Nothing to report yet: ingest some documents first.")
@@ -22,15 +23,17 @@ cols = st.columns([1, 1, 2])
 label = cols[0].selectbox(
     "Week (weeks with data, newest first)", labels, key=url_state(PAGE, "week", labels, labels[0])
 )
-projects = [None, *sorted(query(queries.projects).project)]
-project = cols[1].selectbox(
+# "" for every project, not None: a selectbox whose value is None shows "Choose an option".
+projects = [EVERY, *sorted(query(queries.projects).project)]
+picked = cols[1].selectbox(
     "Project",
     projects,
-    key=url_state(PAGE, "project", projects, None),
-    format_func=lambda p: "every project" if p is None else p,
+    key=url_state(PAGE, "project", projects, EVERY),
+    format_func=lambda p: p or "every project",
 )
 to_url(PAGE, "week", label)
-to_url(PAGE, "project", project)  # every project: no parameter
+to_url(PAGE, "project", picked)  # every project: no parameter
+project = picked or None
 
 with st.spinner("Writing the report and drawing its charts..."):  # ~5 s cold
     rendered = query(report.render, mondays[labels.index(label)], project)

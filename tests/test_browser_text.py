@@ -43,6 +43,7 @@ RAW = re.compile(r"(?<![A-Za-z0-9_])(?:None|null|undefined|nan|NaN|NaT)(?![A-Za-
 OP_NAMED_NULL = re.compile(r"(?<=op/)null(?![A-Za-z0-9_])")
 OP_COLUMNS = {"op", "Op"}
 # A series named by its params' JSON ({"batch_size":1, ...}) instead of its label.
+EMPTY_PICKER = "Choose an option"
 RAW_JSON = re.compile(r"\{\s*\"[^\"]+\"\s*:")
 # Grid columns that draw a missing value as nothing (a checkbox, a sparkline, a bar).
 DRAWN_BLANK = {"checkbox", "line_chart", "bar_chart", "area_chart", "progress"}
@@ -171,7 +172,9 @@ def read_page(browser, url: str) -> dict[str, list[str]]:
     text += [f.evaluate("document.body ? document.body.innerText : ''") for f in page.frames[1:]]
     text += page.locator(".vega-embed svg text").all_text_contents()
     hits = {
-        "text": [m for t in text for m in _around(t)],
+        "text": [m for t in text for m in _around(t)]
+        # Streamlit's placeholder of a selectbox whose value is None: a picker showing nothing.
+        + [f"a picker shows {EMPTY_PICKER!r}" for t in text if EMPTY_PICKER in t],
         "tables": [h for t in sent.tables for h in table_hits(*t)],
         "pickers": [
             f"{label}: {option!r}"

@@ -12,6 +12,7 @@ import streamlit as st
 from perfboard import alerts, explain, profiles, queries
 from perfboard.links import pr_links
 from perfboard.markup import md_escape
+from perfboard.profile_views import diff_view, run_view
 from perfboard.queries.labels import MISSING, unique_labels
 from perfboard.ui import (
     StoreMissing,
@@ -143,7 +144,7 @@ run_labels = {
     + f" · {r.label or r.title or r.uri}"
     for r in runs.itertuples()
 }
-choices = [None, *run_keys]
+choices = ["", *run_keys]  # "": none (a selectbox at None shows "Choose an option")
 picked = tuple(profiles.run_key(*pick.key) if pick.key else None for pick in (pick_a, pick_b))
 # Another change with other nearest profiles: those are the runs again, whatever was
 # picked for the last change (a link's run=/vs= still open the runs it names).
@@ -159,11 +160,11 @@ for col, side, pick, default, param in (
     key = col.selectbox(
         f"Profile run {side}",
         choices,
-        key=url_state(PAGE, param, choices, default),
-        format_func=lambda k: "none" if k is None else run_labels[k],
+        key=url_state(PAGE, param, choices, default or ""),
+        format_func=lambda k: run_labels[k] if k else "none",
         help="Picked: the nearest dated profile of this project on that side of the change.",
     )
-    if key is None:
+    if not key:
         col.caption(md_escape(pick.note))
     to_url(PAGE, param, key)
     chosen.append(key)
@@ -173,17 +174,9 @@ op_diff = passes_diff = None
 run_total = math.nan
 if chosen[0] and chosen[1]:
     (sa, ra), (sb, rb) = (profiles.parse_run_key(k) for k in chosen)
-    events_a, events_b = (
-        query(queries.profile_events, sa, ra),
-        query(queries.profile_events, sb, rb),
-    )
-    op_diff = profiles.diff(events_a, events_b)
-    passes_diff = profiles.passes_diff(
-        query(queries.profile_passes, sa, ra), query(queries.profile_passes, sb, rb)
-    )
-    block = profiles.main_block(events_a)
-    totals = profiles.block_totals(events_a) if block else {}
-    run_total = totals[block].total if block in totals else math.nan
+    diffed, view_a = query(diff_view, sa, ra, sb, rb), query(run_view, sa, ra)
+    op_diff, passes_diff = diffed.rows, diffed.passes
+    run_total = view_a.totals[view_a.main].total if view_a.main in view_a.totals else math.nan
     # Run keys are "SOURCE:RUN" made by profiles.run_key: nothing in them to escape.
     st.markdown(f"[The whole diff of the two profiles](/profiles?run={chosen[0]}&vs={chosen[1]})")
 

@@ -16,6 +16,7 @@ import streamlit as st
 from perfboard import charts, profiles, queries
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
+from perfboard.profile_views import DiffView, RunView, diff_view, run_view
 from perfboard.queries.labels import MISSING
 from perfboard.ui import (
     page_data,
@@ -100,7 +101,7 @@ to_url(PAGE, "run", a_key)
 to_url(PAGE, "vs", b_key)
 
 
-def source_line(name: str, key: str, events: pd.DataFrame) -> None:
+def source_line(name: str, key: str, view: RunView) -> None:
     """Where the run came from (its document, linked when it has an https link) and what
     kind of report it is."""
     row = by_key.loc[key]
@@ -115,7 +116,7 @@ def source_line(name: str, key: str, events: pd.DataFrame) -> None:
         " · ".join(
             md_escape(p)
             for p in (
-                profiles.layout(events),
+                view.layout,
                 day,
                 text(row.project) and f"project {row.project}",
                 text(row.benchmark) and f"benchmark {row.benchmark}",
@@ -236,10 +237,8 @@ def passes_table(passes: pd.DataFrame) -> None:
     )
 
 
-def breakdown_part(key: str, events: pd.DataFrame) -> None:
-    rows = profiles.breakdown(events)
-    totals = profiles.block_totals(events)
-    main = profiles.main_block(events)
+def breakdown_part(key: str, view: RunView) -> None:
+    rows, totals, main = view.rows, view.totals, view.main
     if main is None:
         st.info("This run holds no profile events.")
         return
@@ -281,7 +280,7 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
     )
     chart = charts.profile_breakdown(ops, top=TOP)
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
-    links = line_links(key, events)
+    links = line_links(key, view.events)
     event_table(ops, links)
     nested_events(rows[rows.block == main], links)
     for block in [b for b in dict.fromkeys(rows.block) if b != main]:
@@ -298,10 +297,8 @@ def breakdown_part(key: str, events: pd.DataFrame) -> None:
         st.caption("No GpuMemCpy summary in this report (only the newer layout prints one).")
 
 
-def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> None:
-    rows = profiles.diff(ea, eb)
-    summary = profiles.diff_summary(ea, eb, rows)
-    notes = profiles.layout_notes(ea, eb)
+def diff_part(a_key: str, b_key: str, a: RunView, b: RunView, diffed: DiffView) -> None:
+    rows, summary, notes = diffed.rows, diffed.summary, diffed.notes
     if notes:
         st.info("\n".join(f"- {md_escape(note)}" for note in notes))
     # A row that wraps, each figure as wide as it needs: at 800 px six equal columns cut
@@ -355,8 +352,8 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     table = rows if nested else top
     table = table.assign(
         event=indented(table),
-        line_a=line_links(a_key, ea)(table.line_a),
-        line_b=line_links(b_key, eb)(table.line_b),
+        line_a=line_links(a_key, a.events)(table.line_a),
+        line_b=line_links(b_key, b.events)(table.line_b),
     )
     st.dataframe(
         table[
@@ -403,10 +400,7 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     )
 
     st.markdown("**IR passes**: which fired (fused subgraphs) in each run")
-    a_id, b_id = profiles.parse_run_key(a_key), profiles.parse_run_key(b_key)
-    pa = query(queries.profile_passes, *a_id) if a_id else pd.DataFrame()
-    pb = query(queries.profile_passes, *b_id) if b_id else pd.DataFrame()
-    passes = profiles.passes_diff(pa, pb)
+    passes = diffed.passes
     if passes.empty:
         st.caption("Neither run's document holds an IR pass log.")
         return
@@ -426,24 +420,24 @@ def diff_part(a_key: str, b_key: str, ea: pd.DataFrame, eb: pd.DataFrame) -> Non
     )
 
 
+# Worked out once per run (and pair) for every session: perfboard.profile_views.
 a_source, a_run = profiles.parse_run_key(a_key) or (0, 0)
-events_a = query(queries.profile_events, a_source, a_run)
+view_a = query(run_view, a_source, a_run)
 if b_key:
     b_source, b_run = profiles.parse_run_key(b_key) or (0, 0)
-    events_b = query(queries.profile_events, b_source, b_run)
+    view_b = query(run_view, b_source, b_run)
     st.subheader("Diff: A → B")
-    source_line("A", a_key, events_a)
-    source_line("B", b_key, events_b)
-    diff_part(a_key, b_key, events_a, events_b)
+    source_line("A", a_key, view_a)
+    source_line("B", b_key, view_b)
+    diff_part(a_key, b_key, view_a, view_b, query(diff_view, a_source, a_run, b_source, b_run))
     st.subheader("Breakdown of A")
 else:
     st.subheader("Breakdown")
-    source_line("Run", a_key, events_a)
-breakdown_part(a_key, events_a)
+    source_line("Run", a_key, view_a)
+breakdown_part(a_key, view_a)
 if not b_key:
     st.markdown("**IR passes**")
-    passes_a = query(queries.profile_passes, a_source, a_run)
-    if passes_a.empty:
+    if view_a.passes.empty:
         st.caption("The run's document holds no IR pass log.")
     else:
-        passes_table(passes_a)
+        passes_table(view_a.passes)

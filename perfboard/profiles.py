@@ -37,7 +37,10 @@ Decisions:
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pandas as pd
 
@@ -80,6 +83,7 @@ BLOCK_LABELS = {
     "nsys osrt": "Nsight Systems: OS runtime calls",
     "nsys gpu": "Nsight Systems: GPU kernels and memory operations",
 }
+T = TypeVar("T")
 _PATH_SEP = "\x1f"  # joins the names of a path: a character no event name holds
 
 
@@ -167,10 +171,42 @@ def _blocks(frame: pd.DataFrame) -> pd.Series:
     return section.where(~other_type, "nvprof " + place)
 
 
+class _Recent(threading.local):
+    """What was last worked out of a few events frames, in this thread: by the kind of
+    result and the frame it came from."""
+
+    def __init__(self) -> None:
+        self.made: list[tuple[str, pd.DataFrame, object]] = []
+
+
+_RECENT = _Recent()
+_KEEP_RECENT = 8
+
+
+def _recent(kind: str, events: pd.DataFrame, make: Callable[[pd.DataFrame], T]) -> T:
+    """make(events), or what it gave for this very frame a moment ago.
+
+    A diff with its summary, notes and breakdown asks for one run's normalised frame and
+    totals a dozen times (20 ms each on a 300-event run). The frame asked about is held,
+    so its id is not reused; copy-on-write keeps it and the result unchanged.
+    """
+    for made_kind, given, made in _RECENT.made:
+        if made_kind == kind and given is events:
+            return made  # type: ignore[return-value]
+    made = make(events)
+    _RECENT.made = [(kind, events, made), *_RECENT.made[: _KEEP_RECENT - 1]]
+    return made
+
+
 def _normalised(events: pd.DataFrame) -> pd.DataFrame:
     """The columns every function here reads, with defaults, times in ms, and each row's
     block and path (its parent's path, then its own name)."""
-    frame = to_ms(events).reset_index(drop=True)
+    return _recent("normalised", events, _normalise)
+
+
+def _normalise(events: pd.DataFrame) -> pd.DataFrame:
+    # The raw lines are not read here, and every filter below would copy them.
+    frame = to_ms(events.drop(columns=["raw"], errors="ignore")).reset_index(drop=True)
     defaults: dict[str, object] = {
         "section": "event",
         "place": "",
@@ -213,12 +249,12 @@ def _normalised(events: pd.DataFrame) -> pd.DataFrame:
 
 def block_totals(events: pd.DataFrame) -> dict[str, BlockTotal]:
     """Each block's total as the report gives it (see the module's decisions)."""
-    return _block_totals(_normalised(events))
+    return _recent("totals", events, lambda e: _block_totals(_normalised(e)))
 
 
 def _block_totals(frame: pd.DataFrame) -> dict[str, BlockTotal]:
     totals = {}
-    top = frame[frame["parent_path"] == ""]
+    top = frame.loc[frame["parent_path"] == "", ["block", "total", "ratio"]]
     for block, rows in top.groupby("block", sort=False):
         listed = float(rows["total"].sum(min_count=1)) if rows["total"].notna().any() else 0.0
         rated = rows[(rows["ratio"] > 0) & (rows["total"] > 0)]

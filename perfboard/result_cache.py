@@ -228,6 +228,8 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.queries.ops.op_results": tables(*_MEASURED),
     "perfboard.ops.matched_results": tables(*_MEASURED),
     "perfboard.ops.losses": tables("measurements", "sources"),
+    "perfboard.profile_views.diff_view": tables("passes", "profile_events"),
+    "perfboard.profile_views.run_view": tables("passes", "profile_events"),
     "perfboard.queries.profiles.profile_events": tables("profile_events"),
     "perfboard.queries.profiles.profile_passes": tables("passes"),
     "perfboard.queries.profiles.profile_runs": tables(

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from ingest.parsers import passes as pass_parser
 from ingest.parsers import profiler
 from ingest.text import DocText
-from perfboard import profiles, queries
+from perfboard import profiles, queries, ui
 from perfboard.model import PassApplied, ProfileEvent
 from tests.conftest import ingest, sample_doc, text_doc
 from tests.parsers.test_profiler import CPU_REPORT, HEADER, MUL, NEW_REPORT
@@ -552,6 +552,23 @@ def test_page_diff_deep_link_shows_what_appeared_and_disappeared(
     ]
     assert len(at.get("vega_lite_chart")) == 2  # the diff and A's breakdown
     assert "A\\'s table was cut" in all_text(at)
+
+
+def test_a_diff_is_worked_out_once_for_every_session(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path, demo: duckdb.DuckDBPyConnection
+) -> None:
+    """Two sessions on one diff: the second draws what the first worked out
+    (profile_views, through ui.query), as under a team's load."""
+    before, after = key_of(demo, REPORT), key_of(demo, FUSION)
+    ui.RESULTS.clear()
+    real_diff, calls = profiles.diff, []
+    monkeypatch.setattr(profiles, "diff", lambda a, b: calls.append(1) or real_diff(a, b))
+    shown = []
+    for _ in range(2):
+        at = run_page(monkeypatch, demo_db, "pages/profiles.py", run=before, vs=after)
+        shown.append({m.label: m.value for m in at.metric})
+    assert len(calls) == 1
+    assert shown[0] == shown[1] and shown[1]["Appeared / disappeared"] == "2 / 4"
 
 
 def test_picking_a_run_to_compare_with_puts_it_in_the_url(

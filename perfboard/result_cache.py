@@ -376,6 +376,9 @@ class StoreVersions:
         self._changes = []
 
 
+KEEP_READS = 100
+
+
 class SeriesSummaries:
     """The per-series summary (perfboard.queries.summary) of one store, kept in step with
     its commits: read whole the first time (and whenever the log cannot say what changed),
@@ -393,7 +396,8 @@ class SeriesSummaries:
         self._lock = threading.Lock()
         self._table: Any = None  # a pyarrow.Table
         self._at: tuple[int, int] | None = None
-        self.reads: list[int | None] = []  # series read each refresh (None: all): tests count
+        # Series read at each of the last KEEP_READS refreshes (None: all): tests count them.
+        self.reads: list[int | None] = []
 
     def current(self, conn: Any) -> Any:
         import pyarrow as pa
@@ -413,6 +417,7 @@ class SeriesSummaries:
                 fresh = summary.read(conn, changed).cast(kept.schema)
                 self._table = pa.concat_tables([kept, fresh])
                 self.reads.append(len(changed))
+            del self.reads[:-KEEP_READS]  # a server runs for weeks
             self._at = (at[0], min(at[1], _newest_commit(conn)))
             return self._table
 

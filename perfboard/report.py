@@ -233,8 +233,9 @@ def _phases(conn, start, end, project) -> Section:  # type: ignore[no-untyped-de
     if phases.empty:
         section.say(Own("No phase has a milestone recorded by the end of this week."))
         return section
+    every = queries.milestones_of(conn, [int(i) for i in phases.phase_id])  # one query
     for p in phases.itertuples():
-        steps = queries.milestones(conn, int(p.phase_id))
+        steps = every[every.phase_id == p.phase_id].drop(columns="phase_id").reset_index(drop=True)
         steps = steps[pd.to_datetime(steps.date) < end]
         steps["pr_link"] = [
             pr_url(r, n) for r, n in zip(steps.pr_repo, steps.pr_number, strict=True)

@@ -28,7 +28,7 @@ from perfboard.queries.compare import compare_choices, compare_side, series_rang
 from perfboard.queries.labels import series_labels
 from perfboard.queries.ops import op_history, op_results
 from perfboard.queries.profiles import profile_events, profile_passes, profile_runs
-from perfboard.queries.progress import milestones, phases, project_milestones
+from perfboard.queries.progress import milestones, milestones_of, phases, project_milestones
 from perfboard.queries.prs import (
     pr_claims,
     pr_measurements,
@@ -73,6 +73,7 @@ __all__ = [
     "latest_per_series",
     "line_values",
     "milestones",
+    "milestones_of",
     "op_history",
     "op_results",
     "phases",

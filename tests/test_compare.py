@@ -383,6 +383,51 @@ def test_compare_side_by_date(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_a_date_side_is_each_series_last_point_with_or_without_a_version(
+    tmp_path: Path,
+) -> None:
+    """Batch 1: two commits measured at one time (the later line's is the last point),
+    then a value without a version, newer: the last point with a version is still the
+    commit's, and the side holds every value of that commit. Batch 2: no version at all,
+    so its last point is its newest time's values."""
+
+    def record(batch: int, version: str | None, minutes: int, value: float) -> dict:
+        written = {
+            **RECORD,
+            "params": {"batch_size": batch, "seq_len": 128},
+            "time": f"{START + timedelta(minutes=minutes):%Y-%m-%dT%H:%M:%SZ}",
+            "value": value,
+        }
+        if version is None:
+            del written["version"]
+        else:
+            written["version"] = version
+        return written
+
+    records = [
+        record(1, sha(0), 0, 10.0),
+        record(1, HASH_A, 10, 9.6),
+        record(1, HASH_B, 10, 9.4),  # same time as HASH_A's, on a later line
+        record(1, HASH_B, 5, 9.5),  # HASH_B measured earlier too: part of its point
+        record(1, None, 20, 9.0),
+        record(2, None, 0, 7.0),
+        record(2, None, 30, 6.0),
+        record(2, None, 30, 6.1),
+    ]
+    path = tmp_path / "mixed.jsonl"
+    write_records(records, path)
+    assert ingest("results", str(path), "--db", str(tmp_path / "mixed.duckdb")) == 0
+    conn = db.connect(tmp_path / "mixed.duckdb")
+    side = queries.compare_side(conn, "date", START.strftime("%Y-%m-%d"))
+    by_batch = {
+        batch: sorted(zip(rows.value, rows.version.fillna("-"), strict=True))
+        for batch, rows in side.groupby(side.series.str.contains("batch_size=1"))
+    }
+    assert by_batch[True] == [(9.4, HASH_B), (9.5, HASH_B)]
+    assert by_batch[False] == [(6.0, "-"), (6.1, "-")]
+    conn.close()
+
+
 # -- attribution ------------------------------------------------------------------------------
 
 

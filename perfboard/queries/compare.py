@@ -25,14 +25,25 @@ _SIDE_COLUMNS = f"""
 # every ok value of that point before $cut: repeated runs of one commit give Welch its samples.
 
 
+# The version is arg_max(version, (measured_at, source_id, line)) over the rows that have
+# one, found in two steps: the newest time (a plain max), then the version among the rows
+# at that time. One arg_max over a struct key of 9 M rows took 0.8-1 s of a side's 1.2 s.
 _LAST_BEFORE = """
-        last AS (
-            SELECT series_id,
-                   arg_max(version, (measured_at, source_id, line)) AS v,
-                   max(measured_at) AS t
+        newest AS (
+            SELECT series_id, max(measured_at) AS t,
+                   max(measured_at) FILTER (WHERE version IS NOT NULL) AS tv
             FROM measurements
             WHERE status = 'ok' AND measured_at < $cut {of_series}
             GROUP BY series_id
+        ),
+        versioned AS (
+            SELECT m.series_id, arg_max(m.version, (m.source_id, m.line)) AS v
+            FROM measurements m JOIN newest n ON m.series_id = n.series_id AND m.measured_at = n.tv
+            WHERE m.status = 'ok' AND m.version IS NOT NULL {of_series_m}
+            GROUP BY m.series_id
+        ),
+        last AS (
+            SELECT n.series_id, v.v, n.t FROM newest n LEFT JOIN versioned v USING (series_id)
         ),
         before_cut AS (
             SELECT m.* FROM measurements m JOIN last l USING (series_id)

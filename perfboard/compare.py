@@ -36,10 +36,28 @@ DIMENSIONS = ("precision", "framework")
 _META = ["series", "project", "benchmark", "metric", "unit", "direction", "framework"]
 
 
+_POINT = ["series_id", "version", "measured_at"]  # one point of a series: its measurements
+
+
+def _points(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each series' distinct points (version and time) among its values."""
+    return frame.dropna(subset=["value"])[_POINT].drop_duplicates()
+
+
+def _unchanged(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:
+    """By series: whether both sides hold the very same points (nothing measured again
+    between them). Sets compared by counting: as many on each side, all of them shared.
+    A merge matches a missing version (or time) with a missing one, as equal points."""
+    points_a, points_b = _points(a), _points(b)
+    n_a = points_a.groupby("series_id").size()
+    n_b = points_b.groupby("series_id").size()
+    shared = points_a.merge(points_b, on=_POINT).groupby("series_id").size()
+    both = pd.concat([n_a, n_b, shared], axis=1, keys=["a", "b", "shared"]).fillna(0)
+    return (both.a == both.b) & (both.shared == both.a)
+
+
 def _one_side(frame: pd.DataFrame) -> pd.DataFrame:
     data = frame.dropna(subset=["value"])
-    # map(str), not astype(str): pandas keeps None and NaT missing through astype.
-    point = data["version"].map(str) + "@" + data["measured_at"].map(str)
     # Where the side's newest value was read (the rows come oldest first): the line a
     # reader opens; a side of several values is their mean, and this is one of them.
     read = {}
@@ -49,24 +67,13 @@ def _one_side(frame: pd.DataFrame) -> pd.DataFrame:
             "line": ("line", "last"),
             "line_value": ("value", "last"),
         }
-    # Each series' distinct points, sorted and joined: the same text on both sides means the
-    # very same measurements. One join a series, not a set and a sort in a lambda.
-    points = (
-        pd.DataFrame({"series_id": data["series_id"], "point": point})
-        .drop_duplicates()
-        .sort_values(["series_id", "point"], kind="stable")
-        .groupby("series_id")["point"]
-        .agg("|".join)
-    )
-    side = data.groupby("series_id").agg(
+    return data.groupby("series_id").agg(
         value=("value", "mean"),
         n=("value", "size"),
         version=("version", "last"),
         measured_at=("measured_at", "max"),
         **read,
     )
-    side.insert(4, "points", points)
-    return side
 
 
 def side_by_side(
@@ -133,7 +140,7 @@ def side_by_side(
     out["words"] = [
         worded(r, d, names[1], names[0]) for r, d in zip(out.ratio, out.direction, strict=True)
     ]
-    out["unchanged"] = out.points_a == out.points_b
+    out["unchanged"] = out.series_id.map(_unchanged(a, b)).astype(bool)
     return (
         out[columns]
         .sort_values(["impact", "series"], ascending=[False, True], na_position="last")

@@ -112,6 +112,19 @@ def test_side_by_side_on_two_tiny_frames() -> None:
     assert same.words.iloc[0] == "v1 again on par with v1"
 
 
+def test_unchanged_means_the_very_same_points_on_both_sides() -> None:
+    """A side that holds one more point, or another point, is not unchanged; points
+    without a version are matched by their time."""
+    a = side([(1, 10.0), (2, 100.0), (3, 5.0)], "v1")
+    more = pd.concat([a, side([(1, 9.0)], "v2")], ignore_index=True)  # series 1: v1 and v2
+    other = a.assign(measured_at=[a.measured_at[0], pd.Timestamp("2020-02-05"), a.measured_at[2]])
+    b = pd.concat([more[more.series_id == 1], other[other.series_id == 2], a[a.series_id == 3]])
+    table = compare.side_by_side(a, b).set_index("series_id")
+    assert table.unchanged.to_dict() == {1: False, 2: False, 3: True}
+    unversioned = a.assign(version=None)
+    assert compare.side_by_side(unversioned, unversioned.copy()).unchanged.all()
+
+
 # -- paired variants on the demo --------------------------------------------------------------
 
 

@@ -178,7 +178,7 @@ def test_alerts_page_lists_opens_and_triages(store: Path, monkeypatch: pytest.Mo
     conn.close()
     at = run_page(monkeypatch, store, "pages/alerts.py")
     [table] = [d.value for d in at.dataframe]
-    assert len(table) == 2 and set(table.kind) == {"improvement"}
+    assert len(table) == 2 and set(table.kind.str[0]) == {"improvement"}  # a pill each
     one = run_page(monkeypatch, store, "pages/alerts.py", alert=key)
     assert {m.label: m.value for m in one.metric}["Series that moved"] == "2"
     assert len(one.get("vega_lite_chart")) == 1

@@ -14,22 +14,29 @@ from perfboard.ui import page_data, query, to_url, url_state, view_title
 
 PAGE = "report"  # the scope of this page's pickers in the session
 EVERY = ""  # the Project picker's "every project"
+PICKER_PX = 260
 
 view_title("Weekly report")
 weeks = page_data(queries.report_weeks, empty="Nothing to report yet: ingest some documents first.")
 mondays = [monday.date() for monday in pd.to_datetime(weeks.monday)]
 labels = [report.week_label(m) for m in mondays]
-cols = st.columns([1, 1, 2])
-label = cols[0].selectbox(
-    "Week (weeks with data, newest first)", labels, key=url_state(PAGE, "week", labels, labels[0])
+# Each picker as wide as its longest option, wrapping under the other on a narrow window
+# (equal columns cut "every project" to "every projec" at 800 px).
+pickers = st.container(horizontal=True, wrap=True, gap="medium")
+label = pickers.selectbox(
+    "Week (weeks with data, newest first)",
+    labels,
+    key=url_state(PAGE, "week", labels, labels[0]),
+    width=PICKER_PX,
 )
 # "" for every project, not None: a selectbox whose value is None shows "Choose an option".
 projects = [EVERY, *sorted(query(queries.projects).project)]
-picked = cols[1].selectbox(
+picked = pickers.selectbox(
     "Project",
     projects,
     key=url_state(PAGE, "project", projects, EVERY),
     format_func=lambda p: p or "every project",
+    width=PICKER_PX,
 )
 to_url(PAGE, "week", label)
 to_url(PAGE, "project", picked)  # every project: no parameter
@@ -50,15 +57,15 @@ def markdown_archive() -> bytes:
     return archive.getvalue()
 
 
-buttons = st.columns([1, 1, 3])
-buttons[0].download_button(
+buttons = st.container(horizontal=True, wrap=True)  # each button as wide as its words
+buttons.download_button(
     "Download HTML",
     rendered.html.encode(),
     file_name=f"{rendered.stem}.html",
     mime="text/html",
     help="One self-contained file: opens in a browser or a mail client, prints cleanly.",
 )
-buttons[1].download_button(
+buttons.download_button(
     "Download Markdown",
     markdown_archive,
     file_name=f"{rendered.stem}.zip",

@@ -16,7 +16,9 @@ escaping. `--week` defaults to the last full ISO week.
 
 from __future__ import annotations
 
+import functools
 import html
+import json
 import math
 import sys
 from collections.abc import Callable
@@ -522,15 +524,24 @@ def _html_cell(cell: Cell) -> str:
     return html.escape(cell)
 
 
+@functools.lru_cache(maxsize=64)
+def _svg(spec: str) -> str:
+    """A chart's SVG, by its Vega-Lite spec (JSON text): the same chart is drawn once.
+
+    vl-convert holds the GIL while it draws (0.3-0.5 s a chart): under a team's load the
+    report preview's SVGs were a fifth of the server's Python time. An ingest makes every
+    report cold again, but a past week's charts mostly show the same points: their spec,
+    data included, is the same text, and their SVG comes from here (64 at most: a few MB).
+    """
+    from perfboard.fonts import vl_convert
+
+    return vl_convert().vegalite_to_svg(json.loads(spec))
+
+
 def to_html(report: Report, spec: Callable[[Chart], dict] | None = None) -> str:
     """One self-contained HTML file: inline CSS and SVG charts; no script, no fetch.
     `spec`: each chart's Vega-Lite spec (default _spec), for a caller that has them."""
-    from perfboard.fonts import vl_convert
-
     spec = spec or _spec
-
-    vlc = vl_convert()
-
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -549,7 +560,7 @@ def to_html(report: Report, spec: Callable[[Chart], dict] | None = None) -> str:
                     out.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>")
                 out.append("</tbody></table>")
             elif isinstance(block, Chart):
-                svg = vlc.vegalite_to_svg(spec(block))
+                svg = _svg(json.dumps(spec(block), sort_keys=True))
                 out.append(
                     f"<figure>{svg}<figcaption>{html.escape(block.title)}</figcaption></figure>"
                 )

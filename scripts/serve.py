@@ -20,12 +20,16 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # perfboard, for the warm-up
 
 
 def main() -> None:
     PagesManager.uses_pages_directory = False
     # A server keeps the store's DuckDB instance open between queries (perfboard.db.keep_open).
     os.environ.setdefault("PERFBOARD_KEEP_STORE_OPEN", "1")
+    from perfboard import db, ui  # after the setting above: ui reads it on import
+
+    ui.warm_up(db.db_path())  # while the server starts
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
     cli.main()
 

@@ -84,27 +84,21 @@ def _summaries(path: Path | str) -> SeriesSummaries:
         return found
 
 
-def warm_up(path: Path | str) -> threading.Thread:
-    """Read, in the background, what a fresh server's first pages wait for: the chart
-    library (0.5 s to import) and the store's per-series summary (3 s on 10 M
-    measurements), which every later read keeps in step. A page that asks meanwhile waits
-    for this read instead of making its own. Nothing is said of a store that cannot be
-    read now: the first page says it."""
+def warm_up(path: Path | str) -> None:
+    """Read what a fresh server's first pages wait for: the chart library (0.5 s to
+    import) and the store's per-series summary (3 s on 10 M measurements), which every
+    later read keeps in step (scripts/serve.py runs this in the background as the server
+    starts; a page that asks meanwhile waits for this read instead of making its own).
+    Nothing is said of a store that cannot be read now: the first page says it."""
+    import perfboard.charts  # noqa: F401  (altair)
 
-    def run() -> None:
-        import perfboard.charts  # noqa: F401  (altair)
-
-        if not db.exists(path):
-            return
-        try:
-            _versions(path).version(reads_of("perfboard.queries.store.latest_per_series", ()))
-            _read(lambda conn: _summaries(path).current(conn), path, ())
-        except (duckdb.Error, errors.StoreError, OSError):
-            return
-
-    thread = threading.Thread(target=run, name="perfboard-warm-up", daemon=True)
-    thread.start()
-    return thread
+    if not db.exists(path):
+        return
+    try:
+        _versions(path).version(reads_of("perfboard.queries.store.latest_per_series", ()))
+        _read(lambda conn: _summaries(path).current(conn), path, ())
+    except (duckdb.Error, errors.StoreError, OSError):
+        return
 
 
 def query(fn: Callable[..., T], *args: Any) -> T:

@@ -338,14 +338,14 @@ def test_the_per_series_summary_is_read_whole_once_then_only_for_the_series_that
 def test_a_fresh_server_reads_the_summary_before_its_first_page(
     db_path: Path, tmp_path: Path
 ) -> None:
-    """scripts/serve.py starts ui.warm_up: the per-series summary is read whole in the
-    background, and the first page's store-wide query finds it."""
+    """scripts/serve.py runs ui.warm_up as the server starts: the per-series summary is
+    read whole, and the first page's store-wide query finds it."""
     from perfboard import ui
 
-    ui.warm_up(tmp_path / "no store yet.duckdb").join(timeout=60)  # nothing to read: no error
+    ui.warm_up(tmp_path / "no store yet.duckdb")  # nothing to read: no error
     write_records([result("ernie", b, 1, 10.0 + b) for b in (1, 2)], tmp_path / "a.jsonl")
     assert ingest("results", str(tmp_path / "a.jsonl")) == 0
-    ui.warm_up(db_path).join(timeout=60)
+    ui.warm_up(db_path)
     kept = ui._summaries(db_path)
     assert kept.reads == [None]
     latest = ui.query(queries.latest_per_series, None, 500)

@@ -133,7 +133,7 @@ def parse(doc: DocText) -> Iterator[Item | EventBlock]:
         if isinstance(items, list):
             yield from items
         elif id(items) in again:  # a table the bulk reader cannot read exactly
-            rows, _ = _table_rows(doc, items.pos, list(items.layout), items.place, items.unit)
+            rows, _ = _table_rows(doc, items.pos, items.layout, items.place, items.unit)
             yield from _nest(rows)
 
 
@@ -197,15 +197,17 @@ def _problem(line: int, reason: str, raw: str) -> Problem:
 # -- event table ----------------------------------------------------------------------
 
 
-def _columns(header: str) -> list[str] | None:
-    """The fields of the columns after "Event", or None if the header is not one we know."""
+@functools.lru_cache(maxsize=256)
+def _columns(header: str) -> tuple[str, ...] | None:
+    """The fields of the columns after "Event", or None if the header is not one we know
+    (a report prints the same header again and again: read once each)."""
     found = list(_COLUMN.finditer(header))
     if _COLUMN.sub("", header).strip() or not found:
         return None
     columns = [m["pair"].lower() if m["pair"] else _COLUMN_FIELDS[m[0]] for m in found]
     if columns[:2] != ["calls", "total"] or columns[-1] != "ratio":
         return None
-    return columns
+    return tuple(columns)
 
 
 def _event_table(
@@ -224,7 +226,7 @@ def _event_table(
     if end >= len(text):
         return [], end
     if reader is not None:
-        taken = reader.take(end + 1, tuple(columns), report.place, report.unit)
+        taken = reader.take(end + 1, columns, report.place, report.unit)
         if taken is not None:
             return taken
     rows, table_end = _table_rows(doc, end + 1, columns, report.place, report.unit)
@@ -232,12 +234,12 @@ def _event_table(
 
 
 def _table_rows(
-    doc: DocText, pos: int, columns: list[str], place: str, unit: str
+    doc: DocText, pos: int, columns: tuple[str, ...], place: str, unit: str
 ) -> tuple[list[tuple[int, Item]], int]:
     """(indent, item) of each row from pos to the end of the table, and the end offset."""
     # The plain rows first, a column at a time; the careful reader goes on from the first
     # line that is not one, in the state it would have reached by itself (no suspect).
-    rows, end = _plain_rows(doc, pos, tuple(columns), place, unit)
+    rows, end = _plain_rows(doc, pos, columns, place, unit)
     if rows:
         pos = end + 1
         if pos > len(doc.text):
@@ -346,9 +348,9 @@ def ends_table(line: str) -> bool:
 
 
 def _read_row(
-    row: re.Match[str], columns: list[str], place: str, unit: str, number: int, line: str
+    row: re.Match[str], columns: tuple[str, ...], place: str, unit: str, number: int, line: str
 ) -> Item:
-    fast = _plain_row(row["rest"] or "", tuple(columns), unit)
+    fast = _plain_row(row["rest"] or "", columns, unit)
     if fast is not None:
         thread, event = _split_thread(row["name"])
         return ProfileEvent(event=event, thread=thread, place=place, line=number, raw=line, **fast)

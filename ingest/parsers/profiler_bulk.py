@@ -39,9 +39,8 @@ from perfboard.units import ABSURD_MS, scaling
 # and the separators \x1c-\x1f (what str.isspace says): RE2's \S would take \v and those.
 _NUMBER = r"[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?"
 _NAME = r"[A-Za-z_][^ \t\n\x0b\x0c\r\x1c-\x1f]*"
-# thread0::fc -> ("thread0", "fc"), as profiler._split_thread: an empty event after "::"
-# leaves the name whole (the optional group gives way to the one character .+ needs).
-_SPLIT = r"^(?:(?P<thread>thread[0-9]+)::)?(?P<event>.+)$"
+# A name profiler._split_thread splits: "thread", digits, "::" and an event (not empty).
+_THREADED = r"^thread[0-9]+::."
 _PAIRS = ("cpu", "gpu")
 
 
@@ -81,6 +80,7 @@ class Reader:
         data = doc.text.encode("ascii")
         self._newlines = doc.line_at.positions
         self._lines, self._starts = columns.lines_of(data, self._newlines)
+        self._data = data
         self._size = len(data)
         self._not_plain: dict[tuple[str, ...], np.ndarray] = {}
         self.tables: list[Taken] = []
@@ -101,7 +101,9 @@ class Reader:
         and where it ends; None leaves it to the line path."""
         index = int(self._starts.searchsorted(pos))  # pos starts a line: its index
         count = len(self._starts)
-        stop = int(columns.next_at(self._not_plain_lines(layout), np.array([index]), count)[0])
+        not_plain = self._not_plain_lines(layout)
+        after = int(not_plain.searchsorted(index))
+        stop = int(not_plain[after]) if after < len(not_plain) else count
         if stop == index:
             return None
         if stop < count:
@@ -124,8 +126,12 @@ class Reader:
         for table in self.tables:
             by_layout.setdefault(table.layout, []).append(table)
         parts, refused = [], []
+        if self.tables:
+            offsets = _Offsets(self._data)
         for layout, tables in by_layout.items():
-            part, bad = _read(self._lines, layout, tables)
+            rows = np.concatenate([np.arange(t.index, t.index + t.rows) for t in tables])
+            starts, ends = self._starts[rows], np.append(self._newlines, self._size)[rows]
+            part, bad = _read(offsets, starts, ends, layout, tables)
             parts.append(part)
             refused += [table for table, no in zip(tables, bad, strict=True) if no]
         refused.sort(key=lambda table: table.index)
@@ -137,23 +143,54 @@ class Reader:
         return (EventBlock(events) if events.num_rows else None), refused
 
 
+class _Offsets:
+    """Where the blanks, tabs and number-like tokens of a chunk's bytes are (sorted).
+
+    In a plain row (the RE2 pass said it is one), the name is the first run of non-blank
+    bytes; after it, the runs of bytes other than blanks, parentheses and newlines are
+    exactly its numbers, in order (a number holds none of those, and two numbers are
+    always parted by one of them).
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        buf = np.frombuffer(data, np.uint8)
+        self.size = len(buf)
+        blank = (buf == ord(" ")) | (buf == ord("\t"))
+        self.blank = blank
+        # Where each run of blanks starts and where it stops (the next byte): fewer than
+        # the blanks themselves (a table's columns are padded with many).
+        edges = np.concatenate(([False], blank, [False]))
+        self.blank_starts = np.flatnonzero(edges[1:-1] & ~edges[:-2])
+        self.blank_stops = np.flatnonzero(edges[1:-1] & ~edges[2:]) + 1
+        self.tabs = np.flatnonzero(buf == ord("\t"))
+        parted = blank | (buf == ord("(")) | (buf == ord(")")) | (buf == ord("\n"))
+        padded = np.concatenate(([True], parted, [True]))
+        inside = ~padded[1:-1]
+        self.token_starts = np.flatnonzero(inside & padded[:-2])
+        self.token_ends = np.flatnonzero(inside & padded[2:]) + 1
+
+
 def _read(
-    lines: pa.LargeStringArray, layout: tuple[str, ...], tables: list[Taken]
+    at: _Offsets, starts: np.ndarray, ends: np.ndarray, layout: tuple[str, ...], tables: list[Taken]
 ) -> tuple[pa.Table, np.ndarray]:
-    """The events of the tables of one layout that read exactly, and which do not."""
+    """The events of the tables of one layout that read exactly, and which do not; the
+    tables' rows are the lines data[starts[i]:ends[i]]."""
     counts = np.array([t.rows for t in tables], np.int64)
     seg = np.concatenate(([0], np.cumsum(counts)[:-1]))
     total = int(counts.sum())
     table_of = np.repeat(np.arange(len(tables)), counts)
     offset = np.arange(total) - seg[table_of]  # the row's place in its table
-    index = np.array([t.index for t in tables], np.int64)[table_of] + offset
-    rows = lines.take(pa.array(index))
-    fields = pc.extract_regex(rows, _line_pattern(layout))
+    # A row is an indent of blanks, a name, then blanks: the name starts where the
+    # row's first run of blanks stops (at once if none), and ends where the next starts.
+    indented = at.blank[starts]
+    name_start = np.where(indented, columns.next_at(at.blank_stops, starts, at.size), starts)
+    name_end = columns.next_at(at.blank_starts, name_start, at.size)
     count = sum(2 if column in _PAIRS else 1 for column in layout)
-    numbers = [
-        pc.cast(fields.field(f"n{k}"), pa.float64()).to_numpy(zero_copy_only=False)
-        for k in range(count)
-    ]
+    tokens = (at.token_starts.searchsorted(name_end)[:, None] + np.arange(count)).ravel()
+    texts = columns.spans(at.data, at.token_starts[tokens], at.token_ends[tokens])
+    table = pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False).reshape(total, count)
+    numbers = [table[:, k] for k in range(count)]
     # Each table's unit: values are divided by a divisor, or multiplied by a factor.
     scales = [scaling(t.unit) for t in tables]
     divisor = np.array([s[0] for s in scales], np.float64)[table_of]
@@ -192,12 +229,10 @@ def _read(
             values[column] = time(numbers[k])
         k += 1
 
-    indent = fields.field("indent")
-    width = pc.utf8_length(indent).to_numpy().astype(np.int64)  # spaces only: see tabbed
-    tabbed = pc.match_substring(indent, "\t").to_numpy(zero_copy_only=False)
-    split = pc.extract_regex(fields.field("name"), _SPLIT)
-    thread = split.field("thread")
-    threaded = pc.not_equal(pc.binary_length(thread), 0).to_numpy(zero_copy_only=False)
+    width = name_start - starts  # the indent's width: spaces only (a tab: refused)
+    tabbed = at.tabs.searchsorted(name_start) > at.tabs.searchsorted(starts)
+    names = columns.spans(at.data, name_start, name_end)
+    threaded = pc.match_substring_regex(names, _THREADED).to_numpy(zero_copy_only=False)
     # _nest: depth = round((indent - base) / step), base the least indent of the table,
     # step the least indent above it; np.rint rounds half to even, as round does.
     base = np.minimum.reduceat(width, seg)[table_of]
@@ -222,14 +257,18 @@ def _read(
         got = values.get(name)
         return pa.nulls(n, pa.float64()) if got is None else pa.array(got[keep], pa.float64())
 
-    keep_array = pa.array(keep)
+    # thread0::fc -> ("thread0", "fc"): the thread up to the first "::", the event after.
+    name_start, name_end = name_start[keep], name_end[keep]
+    colons = pc.find_substring(names.take(pa.array(keep)), "::").to_numpy(zero_copy_only=False)
+    thread_end = np.where(threaded[keep], name_start + colons, name_start)
+    event_start = np.where(threaded[keep], thread_end + 2, name_start)
     events = pa.table(
         {
             "run": pa.array(np.zeros(n, np.int32)),
             "section": pa.repeat(pa.scalar("event", pa.string()), n),
             "place": places,
-            "event": split.field("event").take(keep_array),
-            "thread": thread.take(keep_array),
+            "event": columns.spans(at.data, event_start, name_end),
+            "thread": columns.spans(at.data, name_start, thread_end),
             "depth": pa.array(depth[keep]),
             "calls": pa.array(values["calls"][keep].astype(np.int64)),
             **{
@@ -238,7 +277,7 @@ def _read(
             },
             **{name: floats(name) for name in ("min", "max", "ave", "ratio")},
             "line": pa.array(first + offset[keep]),
-            "raw": rows.take(keep_array),
+            "raw": columns.spans(at.data, starts[keep], ends[keep]),
         }
     )
     return events, refused

@@ -79,7 +79,8 @@ class Reader:
         self._doc = doc
         data = doc.text.encode("ascii")
         self._newlines = doc.line_at.positions
-        self._lines, self._starts = columns.lines_of(data, self._newlines)
+        self._starts = np.concatenate(([0], self._newlines + 1))
+        self._lines: pa.LargeStringArray | None = None  # made for the first table only
         self._data = data
         self._size = len(data)
         self._not_plain: dict[tuple[str, ...], np.ndarray] = {}
@@ -89,6 +90,8 @@ class Reader:
         """The indices of the chunk's lines that are not plain rows of this layout."""
         found = self._not_plain.get(layout)
         if found is None:
+            if self._lines is None:
+                self._lines, _ = columns.lines_of(self._data, self._newlines)
             plain = pc.match_substring_regex(self._lines, _line_pattern(layout))
             found = np.flatnonzero(~plain.to_numpy(zero_copy_only=False))
             self._not_plain[layout] = found

@@ -280,8 +280,9 @@ def a_ratio(rng: random.Random) -> str:
 
 def a_name(rng: random.Random, k: int) -> str:
     op = rng.choice(["fc", "matmul", "GpuMemcpyAsync:CPU->GPU", "ParallelExecutor::Run", "x"])
-    if rng.random() < 0.01:
-        return rng.choice([f"thread{k}::", f"threadx::{op}", f"thread1:::{op}", f"_{op}"])
+    if rng.random() < 0.01:  # \x0b and \x1c: white space to Python's \S, not to RE2's
+        odd = [f"thread{k}::", f"threadx::{op}", f"thread1:::{op}", f"_{op}", f"{op}\x0b{k}"]
+        return rng.choice([*odd, f"thread1::{op}\x1c", f"fc({k})"])
     return f"thread{k % 3}::{op}_{k}"
 
 

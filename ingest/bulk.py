@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from ingest import runs
-from ingest.columns import MeasurementBlock, PassBlock
-from ingest.save import PASS_SCHEMA, Rows
+from ingest.columns import EventBlock, MeasurementBlock, PassBlock
+from ingest.save import EVENT_SCHEMA, PASS_SCHEMA, Rows
 from ingest.text import DocText
 from perfboard.model import Found
 
@@ -28,6 +28,10 @@ from perfboard.model import Found
 def _blocks(found: Found) -> tuple[list[MeasurementBlock], list[PassBlock]]:
     measurements = [b for b in found.blocks if isinstance(b, MeasurementBlock)]
     return measurements, [b for b in found.blocks if isinstance(b, PassBlock)]
+
+
+def _event_blocks(found: Found) -> list[EventBlock]:
+    return [b for b in found.blocks if isinstance(b, EventBlock)]
 
 
 def stays_columns(doc: DocText, found: Found, contexts: runs.Contexts) -> bool:
@@ -39,6 +43,11 @@ def stays_columns(doc: DocText, found: Found, contexts: runs.Contexts) -> bool:
     measurement_blocks, pass_blocks = _blocks(found)
     if len(measurement_blocks) > 1 or len(pass_blocks) > 1:
         return False
+    event_blocks = _event_blocks(found)
+    if len(event_blocks) > 1:
+        return False
+    if event_blocks and event_blocks[0].end - event_blocks[0].first != len(found.profile_events):
+        return False  # another parser's events: their order on a shared line would matter
     if not measurement_blocks:
         return True
     block = measurement_blocks[0]
@@ -58,6 +67,10 @@ def materialise(found: Found) -> None:
         found.measurements[block.first : block.end] = merged
     for passes in pass_blocks:  # the passes parser gives a block or objects, never both
         found.passes += passes.records()
+    for events in reversed(_event_blocks(found)):  # later blocks first: indices stay true
+        own = found.profile_events[events.first : events.end]
+        merged = sorted([*own, *events.records()], key=runs.LINE)
+        found.profile_events[events.first : events.end] = merged
     found.blocks = []
 
 
@@ -70,7 +83,9 @@ def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
     measurement_blocks, pass_blocks = _blocks(found)
     measured = measurement_blocks[0] if measurement_blocks else None
     passes = pass_blocks[0] if pass_blocks else None
-    first_lines = assign_runs(found, measured, passes)
+    event_blocks = _event_blocks(found)
+    events = event_blocks[0] if event_blocks else None
+    first_lines = assign_runs(found, measured, passes, events)
     doc_model = runs.DocModel(doc)
     named = runs.named_benchmarks(found.measurements)
     for m in found.measurements:  # as runs.assemble fills them in a plain log
@@ -99,6 +114,8 @@ def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
     rows = Rows.of(found.measurements, [], blocks=blocks, run_table=run_table)
     if passes is not None:
         rows.passes = passes.table.cast(PASS_SCHEMA)
+    if events is not None:
+        rows.events = events.table.cast(EVENT_SCHEMA)
     return rows
 
 
@@ -111,11 +128,14 @@ class _Part:
     within: np.ndarray  # the order found in, within the group
     codes: np.ndarray  # the run key of each (runs.record_key), -1 for none
     objects: list | None = None
-    block: MeasurementBlock | PassBlock | None = None
+    block: MeasurementBlock | PassBlock | EventBlock | None = None
 
 
 def assign_runs(
-    found: Found, measured: MeasurementBlock | None, passes: PassBlock | None
+    found: Found,
+    measured: MeasurementBlock | None,
+    passes: PassBlock | None,
+    events: EventBlock | None = None,
 ) -> np.ndarray:
     """ingest.runs' rule over a plain log's records, objects and block rows together: a
     run starts at the first record and wherever a record repeats a key the run has.
@@ -144,6 +164,9 @@ def assign_runs(
             )
         )
     parts.append(objects(1, found.profile_events))
+    if events is not None:  # its parser's only events (stays_columns): none on its lines
+        event_codes = _event_codes(events, code)
+        parts.append(_Part(1, events.lines, _zeros(events), event_codes, block=events))
     parts.append(objects(2, found.passes))
     if passes is not None:
         order = passes.table["order"].to_numpy()
@@ -184,7 +207,7 @@ def assign_runs(
                 item.run = run
         elif isinstance(part.block, MeasurementBlock):
             part.block.run = mine
-        elif isinstance(part.block, PassBlock):
+        elif isinstance(part.block, PassBlock | EventBlock):
             table = part.block.table
             part.block.table = table.set_column(
                 table.schema.get_field_index("run"), "run", pa.array(mine, pa.int32())
@@ -192,7 +215,7 @@ def assign_runs(
     return lines[order][run_starts]
 
 
-def _zeros(block: MeasurementBlock | PassBlock) -> np.ndarray:
+def _zeros(block: MeasurementBlock | PassBlock | EventBlock) -> np.ndarray:
     return np.zeros(block.table.num_rows, np.int64)  # a block's rows have lines of their own
 
 
@@ -214,4 +237,22 @@ def _measurement_codes(
     for combo in combos.dictionary.to_pylist():
         benchmark, metric, statistic = combo.split("\x1f")
         combo_codes.append(code(("m", benchmark, t.task, metric, t.framework, (), None, statistic)))
+    return np.asarray(combo_codes, np.int64)[combos.indices.to_numpy()]
+
+
+def _event_codes(block: EventBlock, code: Callable[[tuple[object, ...] | None], int]) -> np.ndarray:
+    """The run key code of each row: ("p", section, event, thread, depth), as
+    runs.record_key gives it for a ProfileEvent, one code per distinct key."""
+    import pyarrow.compute as pc
+
+    table = block.table
+    depth = pc.cast(table["depth"], pa.string())
+    joined = pc.binary_join_element_wise(
+        table["section"], table["event"], table["thread"], depth, pa.scalar("\x1f", pa.string())
+    )
+    combos = joined.combine_chunks().dictionary_encode()
+    combo_codes = []
+    for combo in combos.dictionary.to_pylist():
+        section, event, thread, depth_text = combo.split("\x1f")
+        combo_codes.append(code(("p", section, event, thread, int(depth_text))))
     return np.asarray(combo_codes, np.int64)[combos.indices.to_numpy()]

@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from perfboard.model import Measurement, PassApplied
+from perfboard.model import Measurement, PassApplied, ProfileEvent
 
 # The columns of a block, one row a measurement; what they do not hold, the template says.
 BLOCK_SCHEMA = pa.schema(
@@ -127,12 +127,7 @@ class PassBlock:
 
     def shift(self, lines: int, runs: int) -> None:
         """Line and run numbers moved on (its chunk put in its place in the document)."""
-        for name, by in (("line", lines), ("run", runs)):
-            if by:
-                index = self.table.schema.get_field_index(name)
-                field_type = self.table.schema.field(name).type
-                moved = pa.array(self.table[name].to_numpy() + by, field_type)
-                self.table = self.table.set_column(index, name, moved)
+        self.table = _shifted(self.table, lines, runs)
 
     def records(self) -> list[PassApplied]:
         """The rows as the PassApplied objects the line path builds."""
@@ -144,6 +139,48 @@ class PassBlock:
 
 
 PASS_FIELDS = ("run", "name", "kind", "order", "subgraphs", "line", "raw")
+
+
+@dataclass(slots=True)
+class EventBlock:
+    """The profile events of a chunk read in bulk (ingest.parsers.profiler_bulk), in the
+    profile_events table's own columns (ingest.save.EVENT_SCHEMA; run filled by
+    ingest.bulk, 0 before).
+
+    `first` and `end`: where its parser's own ProfileEvent objects sit in
+    Found.profile_events (they and the block's rows are that parser's events, interleaved
+    by line: the tables the bulk reader left to the line path).
+    """
+
+    table: pa.Table
+    first: int = 0
+    end: int = 0
+
+    @property
+    def lines(self) -> np.ndarray:
+        return self.table["line"].to_numpy()
+
+    def shift(self, lines: int, runs: int) -> None:
+        """Line and run numbers moved on (its chunk put in its place in the document)."""
+        self.table = _shifted(self.table, lines, runs)
+
+    def records(self) -> list[ProfileEvent]:
+        """The rows as the ProfileEvent objects the line path builds."""
+        names = self.table.column_names
+        columns = [self.table[name].to_pylist() for name in names]
+        rows = zip(*columns, strict=True)
+        return [ProfileEvent(**dict(zip(names, row, strict=True))) for row in rows]
+
+
+def _shifted(table: pa.Table, lines: int, runs: int) -> pa.Table:
+    """A table's "line" and "run" columns moved on by so many lines and runs."""
+    for name, by in (("line", lines), ("run", runs)):
+        if by:
+            index = table.schema.get_field_index(name)
+            field_type = table.schema.field(name).type
+            moved = pa.array(table[name].to_numpy() + by, field_type)
+            table = table.set_column(index, name, moved)
+    return table
 
 
 def lines_of(data: bytes, newlines: np.ndarray) -> tuple[pa.LargeStringArray, np.ndarray]:

@@ -28,7 +28,7 @@ import pyarrow as pa
 import xxhash
 
 from ingest import bulk
-from ingest.columns import MeasurementBlock, PassBlock
+from ingest.columns import EventBlock, MeasurementBlock, PassBlock
 from ingest.gate import markers_of
 from ingest.registry import GENERIC, KINDS, PARSERS, RESULTS_KIND, gate_for, parse_fn
 from ingest.runs import Contexts, Run, assemble
@@ -125,8 +125,10 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             ProfileEvent: found.profile_events.append,
             MeasurementBlock: found.blocks.append,
             PassBlock: found.blocks.append,
+            EventBlock: found.blocks.append,
         }
         first = len(found.measurements)
+        first_event = len(found.profile_events)
         blocks = len(found.blocks)
         for item in parse(doc):
             if generic and taken and _overlaps(item, taken):
@@ -141,6 +143,8 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
         for block in found.blocks[blocks:]:  # where this parser's own objects are
             if type(block) is MeasurementBlock:
                 block.first, block.end = first, len(found.measurements)
+            elif type(block) is EventBlock:
+                block.first, block.end = first_event, len(found.profile_events)
         if _count(found) > before and name not in found.parsers:
             found.parsers.append(name)
     return found
@@ -500,7 +504,10 @@ def _parse_range_to_rows(
     found = result.found
     if result.rows is None:
         result.rows = Rows.of(found.measurements, result.runs)
-    result.rows.events = record_table(found.profile_events, EVENT_SCHEMA)
+    events = record_table(found.profile_events, EVENT_SCHEMA)
+    if result.rows.events is not None:  # a block's, and the objects' of other tables
+        events = pa.concat_tables([result.rows.events, events])
+    result.rows.events = events
     passes = record_table(found.passes, PASS_SCHEMA)
     if result.rows.passes is not None:  # a block's, and the objects' (none, or a few)
         passes = pa.concat_tables([result.rows.passes, passes])

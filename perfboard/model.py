@@ -261,7 +261,7 @@ class Found:
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per record, tagged with its kind (for --dry-run)."""
         out: list[dict[str, Any]] = []
-        measurements, passes = self.measurements, self.passes
+        measurements, passes, events = self.measurements, self.passes, self.profile_events
         if self.blocks:  # the rows of each block as objects, in line order with the others
             rows = [record for block in self.blocks for record in block.records()]
             measurements = sorted(
@@ -271,10 +271,13 @@ class Found:
             passes = sorted(
                 [*passes, *(r for r in rows if isinstance(r, PassApplied))], key=lambda p: p.line
             )
+            events = sorted(
+                [*events, *(r for r in rows if isinstance(r, ProfileEvent))], key=lambda e: e.line
+            )
         groups: list[tuple[str, list[Any]]] = [
             ("measurement", measurements),
             ("phase", self.phases),
-            ("profile_event", self.profile_events),
+            ("profile_event", events),
             ("pass", passes),
             ("claim", self.claims),
             ("problem", self.problems),

@@ -146,19 +146,27 @@ def converter(unit: str) -> Callable[[float], float]:
     return convert
 
 
-def convert_all(values: list[float], unit: str) -> list[float]:
-    """converter(unit) over a column of values, in one pass each for the checks and the
-    conversion (a profiler table's column): the same numbers, and a UnitError when any
-    value would raise one."""
+def scaling(unit: str) -> tuple[int, float, str]:
+    """How converter and convert_all convert a value in unit: (divisor, factor, kind);
+    a value is divided by the divisor when there is one (not 0), else multiplied by the
+    factor. For readers that convert whole arrays (ingest.parsers.profiler_bulk).
+    Raises UnitError for an unknown unit."""
     entry = _unit_entry(unit)
     if entry is None:
         raise UnitError(f"unknown unit {unit!r}")
     factor, _, kind, _ = entry
+    return (round(1 / factor) if factor < 1 else 0), factor, kind  # converter: see there
+
+
+def convert_all(values: list[float], unit: str) -> list[float]:
+    """converter(unit) over a column of values, in one pass each for the checks and the
+    conversion (a profiler table's column): the same numbers, and a UnitError when any
+    value would raise one."""
+    divisor, factor, kind = scaling(unit)
     if not all(map(math.isfinite, values)):
         raise UnitError(f"a value in {unit} is not a number")
     if values and kind != "ratio" and min(values) < 0:
         raise UnitError(f"negative {kind} {min(values)!r} {unit}")
-    divisor = round(1 / factor) if factor < 1 else 0  # as converter: see there
     if divisor:
         converted = [value / divisor for value in values]
     elif factor == 1:

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from ingest import bulk, pipeline
-from ingest.columns import MeasurementBlock, PassBlock
+from ingest.columns import EventBlock, MeasurementBlock, PassBlock
 from ingest.documents import read_document
 from ingest.gate import AnchorGate
-from ingest.parsers import claims, latency, passes
+from ingest.parsers import claims, latency, passes, profiler
 from ingest.save import save_found
 from ingest.text import DocText, LineIndex
 from perfboard import db
-from perfboard.model import DocMeta
+from perfboard.model import DocMeta, Problem
 from tests.test_ingest import snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,6 +180,7 @@ def line_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(latency, "BULK_MIN", 10**9)
     monkeypatch.setattr(passes, "BULK_MIN_BYTES", 1 << 62)
     monkeypatch.setattr(claims, "BULK_MIN_BYTES", 1 << 62)
+    monkeypatch.setattr(profiler, "BULK_MIN_HITS", 1 << 62)
 
 
 @pytest.fixture
@@ -250,3 +251,191 @@ def test_a_dry_run_lists_a_blocks_rows_like_any_others(
     assert records == pipeline.preview(doc)[0]
     first = next(r for r in records if r["kind"] == "measurement")
     assert (first["benchmark"], first["line"], first["run"]) == ("ernie", 4, 0)
+
+
+# -- profiler tables -------------------------------------------------------------------
+
+GPU_HEADER = (
+    "Event                       Calls       Total       CPU Time (Ratio)        GPU Time (Ratio)"
+    "        Min.        Max.        Ave.        Ratio."
+)
+CPU_HEADER = (
+    "Event                       Calls       Total       Min.        Max.        Ave.        Ratio."
+)
+
+
+def a_number(rng: random.Random, low: float = 0.0, high: float = 100.0) -> str:
+    """A field as Paddle prints it, now and then as no plain number may be."""
+    if rng.random() < 0.001:
+        return rng.choice(["nan", "-1.5", "inf", "1e400", "2e9", "+3", "1,5", "7ms", ".5"])
+    value = rng.uniform(low, high)
+    return rng.choice([f"{value:.6f}", f"{value:.6g}", f"{value:.3e}", f"{int(value)}", "6."])
+
+
+def a_ratio(rng: random.Random) -> str:
+    if rng.random() < 0.001:
+        return rng.choice(["1.0011", "nan", "2"])
+    return rng.choice([f"{rng.uniform(0, 1):.6f}", "1.001", "1e-400", "0"])
+
+
+def a_name(rng: random.Random, k: int) -> str:
+    op = rng.choice(["fc", "matmul", "GpuMemcpyAsync:CPU->GPU", "ParallelExecutor::Run", "x"])
+    if rng.random() < 0.01:  # \x0b and \x1c: white space to Python's \S, not to RE2's
+        odd = [f"thread{k}::", f"threadx::{op}", f"thread1:::{op}", f"_{op}", f"{op}\x0b{k}"]
+        return rng.choice([*odd, f"thread1::{op}\x1c", f"fc({k})"])
+    return f"thread{k % 3}::{op}_{k}"
+
+
+def a_row(rng: random.Random, gpu: bool, k: int, indent: str) -> str:
+    calls = str(rng.randrange(1, 10**6))
+    if rng.random() < 0.002:
+        calls = rng.choice(["12.5", "1e3", "9" * 25, "0", "1e400"])
+    fields = [calls, a_number(rng, 0, 1e5)]
+    if gpu:
+        for _ in range(2):
+            fields.append(f"{a_number(rng)} ({a_ratio(rng)})")
+    fields += [a_number(rng), a_number(rng), a_number(rng), a_ratio(rng)]
+    sep = rng.choice(["  ", "\t", " "])
+    row = f"{indent}{a_name(rng, k)}{sep}" + sep.join(fields)
+    if rng.random() < 0.002:
+        row = row.rsplit(sep, 2)[0]  # cut short
+    elif rng.random() < 0.001:
+        row += f"{sep}0.1"  # a field too many
+    return row + rng.choice([""] * 300 + [" ", "\t", "\r"])
+
+
+def a_profiler_table(rng: random.Random) -> list[str]:
+    """A report: maybe a banner with place and unit, a GpuMemCpy summary, a table of plain
+    rows, nested or not, with or without thread prefixes, now and then a row or line that
+    is not plain, ended somehow."""
+    out = []
+    bare = rng.random() < 0.2  # no thread prefixes
+    if rng.random() < 0.5:
+        out.append("------------------------->     Profiling Report     <-------------------------")
+        out.append(f"Place: {rng.choice(['All', 'CPU', 'CUDA', ''])}")
+        out.append(f"Time unit: {rng.choice(['ms'] * 5 + ['us', 's', 'ns', 'MB', 'furlong'])}")
+    if rng.random() < 0.1:
+        out.append(f"GpuMemcpy  Calls: {rng.randrange(99)}  Total: 12.5  Ratio: 23.9085%")
+        out.append(f"  GpuMemcpyAsync  Calls: {rng.randrange(99)}  Total: 1.5  Ratio: 2.1%")
+        out.append("")
+    gpu = rng.random() < 0.6
+    out.append(GPU_HEADER if gpu else CPU_HEADER)
+    nested = rng.random() < 0.3
+    step = rng.choice([2, 2, 3, 4])
+    margin = rng.choice(["", "", " ", "\t"]) if rng.random() < 0.1 else ""
+    depth = 0
+    for k in range(rng.randrange(1, 40)):
+        if nested:
+            depth = max(0, min(depth + rng.choice([-1, 0, 1]), 3))
+        indent = margin + " " * (step * depth)
+        if rng.random() < 0.003:
+            indent = "\t" + indent
+        row = a_row(rng, gpu, k, indent)
+        out.append(row.replace(f"thread{k % 3}::", "") if bare else row)
+        if rng.random() < 0.001:
+            out.append(rng.choice(["Note that the numbers are rough", "....", "----"]))
+    out.append(rng.choice([""] * 8 + ["```", "I0911 06:41:55.000000  7238 x.cc:1] Run 5", "  "]))
+    return out
+
+
+def profiler_text(seed: int, tables: int) -> str:
+    rng = random.Random(seed)
+    lines = [line for _ in range(tables) for line in a_profiler_table(rng)]
+    return "\n".join(lines) + rng.choice(["\n", ""])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_event_block_holds_exactly_the_events_the_line_path_reads(seed: int) -> None:
+    text = profiler_text(seed, 400)
+    doc = chunk_doc(text, None)
+    items = list(profiler.parse(doc))
+    blocks = [item for item in items if isinstance(item, EventBlock)]
+    assert len(blocks) == 1 and blocks[0].table.num_rows > 2000
+    others = [item for item in items if not isinstance(item, EventBlock)]
+    assert any(isinstance(item, Problem) for item in others)  # malformed rows: the line path
+    read = sorted([*others, *blocks[0].records()], key=lambda item: item.line)
+    assert read == list(profiler.parse(DocText(text, doc.meta)))  # the line path
+
+
+def test_a_table_cut_at_the_end_of_a_chunk_reads_as_the_line_path_reads_it() -> None:
+    text = profiler_text(11, 200)
+    for cut in (len(text) - 1, text.rindex("\n"), text.rindex("\n") + 7):
+        doc = chunk_doc(text[:cut], None)
+        items = list(profiler.parse(doc))
+        blocks = [item for item in items if isinstance(item, EventBlock)]
+        others = [item for item in items if not isinstance(item, EventBlock)]
+        read = sorted([*others, *(r for b in blocks for r in b.records())], key=lambda i: i.line)
+        assert read == list(profiler.parse(DocText(text[:cut], doc.meta)))
+
+
+def profiler_log(path: Path, seed: int, tables: int, extra: str = "") -> None:
+    rng = random.Random(seed)
+    out = []
+    for k in range(tables):
+        out += a_profiler_table(rng)
+        out.append("")
+        if k == tables // 2:
+            out.append(extra)
+        if k % 5 == 0:  # a latency line now and then: measurements among the events
+            out.append(
+                "I0911 06:41:55.969791  7238 ernie_tester.cc:345] Run 5000 samples,"
+                f" average latency: {rng.uniform(6, 7):.5f} ms per sample."
+            )
+    # A count beyond int64 cannot be stored (either way the ingest fails), a fence makes
+    # the log no plain one, a carriage return makes its chunks normalised text (no
+    # newline index): none of them in this log.
+    text = "\n".join(line.rstrip("\r") for line in out if line != "```")
+    text = text.replace("9" * 25, "9" * 18)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("date", [None, datetime(2020, 1, 15)])
+def test_a_profiler_log_stores_what_the_line_path_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: list[int], date: datetime | None
+) -> None:
+    path = tmp_path / "profile.log"
+    profiler_log(path, 12, 1500)
+    meta = DocMeta(uri="profile.log", project="ernie", version="v1", created_at=date)
+    columns = stored(path, tmp_path, "columns", meta)
+    assert counted, "the bulk path was not taken"
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        pooled = stored(path, tmp_path, "pooled", meta, pool)
+    line_path(monkeypatch)
+    line_by_line = stored(path, tmp_path, "lines", meta)
+    assert len(line_by_line["profile"]) > 20_000
+    assert len(line_by_line["errors"]) > 100
+    assert columns == line_by_line
+    assert pooled == line_by_line
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "## FP32\n",  # a heading: runs start at each section
+        (ROOT / "tests/fixtures/modern/samples/nsys-stats-text_nanomoe-report.md").read_text(
+            encoding="utf-8"
+        ),  # another parser's records among the events
+    ],
+    ids=["heading", "another-parser"],
+)
+def test_where_an_event_block_cannot_stand_for_its_rows_they_are_read_as_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
+) -> None:
+    path = tmp_path / "mixed.log"
+    profiler_log(path, 13, 600, extra)
+    meta = DocMeta(uri="mixed.log", project="ernie", benchmark="bert")
+    columns = stored(path, tmp_path, "columns", meta)
+    line_path(monkeypatch)
+    assert columns == stored(path, tmp_path, "lines", meta)
+
+
+def test_a_dry_run_lists_an_event_blocks_rows_like_any_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "profile.log"
+    profiler_log(path, 14, 300)
+    doc = pipeline.Document(DocMeta(uri=str(path)), "auto", path=path)
+    records, failed = pipeline.preview(doc)
+    assert not failed and any(r["kind"] == "profile_event" for r in records)
+    line_path(monkeypatch)
+    assert records == pipeline.preview(doc)[0]

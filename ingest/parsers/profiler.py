@@ -45,10 +45,15 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ingest.text import DocText
+from ingest.text import DocText, LineIndex
 from perfboard.model import Item, Problem, ProfileEvent
 from perfboard.units import UnitError, convert_all, converter, normalise, split_number
+
+if TYPE_CHECKING:
+    from ingest.columns import EventBlock
+    from ingest.parsers.profiler_bulk import Reader, Taken
 
 NAME = "profiler"
 # Every event table header and every GpuMemCpy row holds "Calls".
@@ -104,8 +109,42 @@ class _Bad(ValueError):
     """A field that cannot be read; its message is the Problem's reason."""
 
 
-def parse(doc: DocText) -> Iterator[Item]:
-    """ProfileEvents of every profiler table and GpuMemCpy summary, and Problems, in order."""
+def parse(doc: DocText) -> Iterator[Item | EventBlock]:
+    """ProfileEvents of every profiler table and GpuMemCpy summary, and Problems, in order.
+
+    A chunk dense with tables (BULK_MIN_HITS, its newline index at hand) gives the events
+    of its tables of plain rows as one EventBlock first (ingest.parsers.profiler_bulk),
+    then the items of the other tables in order: exactly what the line path reads.
+    """
+    if not (isinstance(doc.line_at, LineIndex) and doc.text.count("Calls") >= BULK_MIN_HITS):
+        for items in _tables(doc, None):
+            assert isinstance(items, list)
+            yield from items
+        return
+    from ingest.parsers.profiler_bulk import Reader
+
+    reader = Reader(doc)
+    found = list(_tables(doc, reader))  # the reader's tables are read at the end
+    block, refused = reader.finish()
+    if block is not None:
+        yield block
+    again = {id(table) for table in refused}
+    for items in found:
+        if isinstance(items, list):
+            yield from items
+        elif id(items) in again:  # a table the bulk reader cannot read exactly
+            rows, _ = _table_rows(doc, items.pos, items.layout, items.place, items.unit)
+            yield from _nest(rows)
+
+
+# From this many hits of "Calls" (a table header each, or a GpuMemCpy row) in a chunk,
+# the bulk reader pays for its passes over the chunk's lines.
+BULK_MIN_HITS = 32
+
+
+def _tables(doc: DocText, reader: Reader | None) -> Iterator[list[Item] | Taken]:
+    """The items of each table and GpuMemCpy summary in order, or the table the reader
+    took in their place."""
     text = doc.text
     resume = 0  # end of the last table read: hits inside it are not new tables
     floor = 0  # end of the last event table: the header lines above it were its own
@@ -115,16 +154,17 @@ def parse(doc: DocText) -> Iterator[Item]:
         start, end = doc.line_bounds(hit.start())
         line = text[start:end]
         header = _HEADER.match(line)
+        items: list[Item] | Taken
         if header:
             report = _report_above(text, start, floor)
-            items, resume = _event_table(doc, start, end, start + header.end(), report)
+            items, resume = _event_table(doc, start, end, start + header.end(), report, reader)
             floor = resume
         elif _MEMCPY_START.match(line):
             items, resume = _memcpy_section(doc, start, _report_above(text, start, floor))
         else:
             resume = end
             continue
-        yield from items
+        yield items
 
 
 def _report_above(text: str, pos: int, floor: int) -> _Report:
@@ -157,21 +197,24 @@ def _problem(line: int, reason: str, raw: str) -> Problem:
 # -- event table ----------------------------------------------------------------------
 
 
-def _columns(header: str) -> list[str] | None:
-    """The fields of the columns after "Event", or None if the header is not one we know."""
+@functools.lru_cache(maxsize=256)
+def _columns(header: str) -> tuple[str, ...] | None:
+    """The fields of the columns after "Event", or None if the header is not one we know
+    (a report prints the same header again and again: read once each)."""
     found = list(_COLUMN.finditer(header))
     if _COLUMN.sub("", header).strip() or not found:
         return None
     columns = [m["pair"].lower() if m["pair"] else _COLUMN_FIELDS[m[0]] for m in found]
     if columns[:2] != ["calls", "total"] or columns[-1] != "ratio":
         return None
-    return columns
+    return tuple(columns)
 
 
 def _event_table(
-    doc: DocText, start: int, end: int, columns_at: int, report: _Report
-) -> tuple[list[Item], int]:
-    """The items of the table whose header line is text[start:end], and where it ends."""
+    doc: DocText, start: int, end: int, columns_at: int, report: _Report, reader: Reader | None
+) -> tuple[list[Item] | Taken, int]:
+    """The items of the table whose header line is text[start:end] (or the table as the
+    bulk reader took it), and where it ends."""
     text = doc.text
     columns = _columns(text[columns_at:end])
     reason = "header not recognised" if columns is None else _unit_problem(report.unit)
@@ -182,24 +225,28 @@ def _event_table(
         return [problem], end
     if end >= len(text):
         return [], end
+    if reader is not None:
+        taken = reader.take(end + 1, columns, report.place, report.unit)
+        if taken is not None:
+            return taken
     rows, table_end = _table_rows(doc, end + 1, columns, report.place, report.unit)
     return list(_nest(rows)), table_end
 
 
 def _table_rows(
-    doc: DocText, pos: int, columns: list[str], place: str, unit: str
+    doc: DocText, pos: int, columns: tuple[str, ...], place: str, unit: str
 ) -> tuple[list[tuple[int, Item]], int]:
     """(indent, item) of each row from pos to the end of the table, and the end offset."""
     # The plain rows first, a column at a time; the careful reader goes on from the first
     # line that is not one, in the state it would have reached by itself (no suspect).
-    rows, end = _plain_rows(doc, pos, tuple(columns), place, unit)
+    rows, end = _plain_rows(doc, pos, columns, place, unit)
     if rows:
         pos = end + 1
         if pos > len(doc.text):
             return rows, end
     suspect: tuple[int, str] | None = None  # a non-row line: garbage if a good row follows
     for number, start, line in doc.lines_from(pos):
-        if _ends_table(line):
+        if ends_table(line):
             break
         row = _ROW.match(line)
         if row is None:
@@ -294,15 +341,16 @@ def _plain_ratios(values: list[float]) -> list[float]:
     return values
 
 
-def _ends_table(line: str) -> bool:
+def ends_table(line: str) -> bool:
+    """Whether a line ends a table: a blank line or a fence."""
     stripped = line.strip()
     return not stripped or stripped.startswith(("```", "~~~"))
 
 
 def _read_row(
-    row: re.Match[str], columns: list[str], place: str, unit: str, number: int, line: str
+    row: re.Match[str], columns: tuple[str, ...], place: str, unit: str, number: int, line: str
 ) -> Item:
-    fast = _plain_row(row["rest"] or "", tuple(columns), unit)
+    fast = _plain_row(row["rest"] or "", columns, unit)
     if fast is not None:
         thread, event = _split_thread(row["name"])
         return ProfileEvent(event=event, thread=thread, place=place, line=number, raw=line, **fast)

@@ -330,12 +330,17 @@ def _unmatched(
     lone = speed[~speed.series_id.isin(paired)]
     # Each side of a matched row: a lone series of it is a metric the other side lacks.
     counterparts: dict[tuple[Any, ...], set[str]] = {}
-    for row in matched[[*_ROW_KEY, "theirs"]].itertuples(index=False, name=None):
+    # Columns as lists, not itertuples: a row of Arrow-backed columns is slow to make.
+    for row in zip(*(matched[c].tolist() for c in (*_ROW_KEY, "theirs")), strict=True):
         *identity, theirs = row
         counterparts.setdefault((*identity, OURS), set()).add(theirs)
         counterparts.setdefault((*identity, theirs), set()).add("Paddle")
     # What else was measured of the ops that have a lone result: the why of each.
-    near = comparable[comparable.benchmark.isin(set(lone.benchmark))]
+    # Only what _why reads of them: every filter and group below copies each column.
+    near = comparable.loc[
+        comparable.benchmark.isin(set(lone.benchmark)),
+        ["benchmark", "framework", "config", "device", "task"],
+    ]
     by_op = {name: group for name, group in near.groupby("benchmark", sort=False)}
     result_key = [*_ROW_KEY, "framework"]
     for key, group in lone.groupby([*result_key, "accuracy_run"], sort=True):

@@ -68,6 +68,8 @@ _BANNER = "Profiling Report"
 # How far above a table its report header may be (banner, place, unit, overhead and
 # GpuMemCpy summaries take about 1 KB).
 CONTEXT_CHARS = 8192
+# A count above the store's BIGINT: its row is a problem, not an overflow of the document.
+MAX_COUNT = 2.0**63
 # Header columns -> ProfileEvent fields; "cpu"/"gpu" are time-and-ratio pairs.
 _COLUMN = re.compile(r"Calls|Total|(?P<pair>[CG]PU) Time \(Ratio\)|Min\.|Max\.|Ave\.|Ratio\.")
 _COLUMN_FIELDS = {
@@ -320,7 +322,7 @@ def _plain_columns(
     for column in columns:
         if column == "calls":
             calls = numbers[index]
-            if not all(map(float.is_integer, calls)):
+            if not all(c.is_integer() and c < MAX_COUNT for c in calls):
                 raise _Bad("calls not a count")
             fields["calls"] = list(map(int, calls))
         elif column == "ratio":
@@ -399,7 +401,7 @@ def _plain_row(rest: str, columns: tuple[str, ...], unit: str) -> dict[str, floa
         for column in columns:
             if column == "calls":
                 calls = float(next(numbers))
-                if not calls.is_integer():  # inf is not an integer either
+                if not calls.is_integer() or calls >= MAX_COUNT:  # inf is not an integer
                     return None
                 values["calls"] = int(calls)
             elif column == "ratio":
@@ -486,6 +488,8 @@ def _count(field: str) -> int:
     value = _number(field)
     if not math.isfinite(value) or value < 0 or not value.is_integer():
         raise _Bad(f"calls {field!r} is not a count")
+    if value >= MAX_COUNT:
+        raise _Bad(f"calls {field!r} is more than the store's counts hold (2^63 - 1)")
     return int(value)
 
 

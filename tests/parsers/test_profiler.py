@@ -9,8 +9,9 @@ import pytest
 
 from ingest.parsers import profiler
 from ingest.text import DocText
+from perfboard import db
 from perfboard.model import Problem, ProfileEvent
-from tests.conftest import sample_doc, text_doc
+from tests.conftest import ingest, sample_doc, text_doc
 
 
 def _split(doc: DocText) -> tuple[list[ProfileEvent], list[Problem]]:
@@ -316,6 +317,31 @@ def test_bad_values_are_problems() -> None:
     assert "10 fields" in problems[4].reason  # "1.0 0.5" without parentheses is two fields
     assert "ratio" in problems[5].reason
     assert "10 fields" in problems[6].reason
+
+
+def test_a_count_the_store_cannot_hold_is_a_problem_of_its_row(tmp_path) -> None:
+    """Calls over 2^63 - 1 (BIGINT): once an OverflowError that failed the whole document
+    as an internal error; now that row's problem, and the rest is stored."""
+    rows = [
+        "thread0::ok    10                    2.0  1.0 (0.5)  1.0 (0.5)  0.1  0.2  0.1  0.1",
+        "thread0::huge  99999999999999999999  2.0  1.0 (0.5)  1.0 (0.5)  0.1  0.2  0.1  0.1",
+        "thread0::edge  9223372036854774784   2.0  1.0 (0.5)  1.0 (0.5)  0.1  0.2  0.1  0.1",
+    ]
+    text = HEADER + "\n" + "\n".join(rows) + "\n"
+    events, problems = _split(text_doc(text))
+    assert [(e.event, e.calls) for e in events] == [("ok", 10), ("edge", 9223372036854774784)]
+    (huge,) = problems
+    assert huge.line == 3 and "2^63" in huge.reason
+    path = tmp_path / "profile.log"
+    path.write_text(text, encoding="utf-8")
+    store = tmp_path / "store.duckdb"
+    ingest("auto", str(path), "--db", str(store))
+    conn = db.connect(store, read_only=True)
+    stored = conn.execute("SELECT event, calls FROM profile_events ORDER BY line").fetchall()
+    errors = conn.execute("SELECT line, reason FROM ingest_errors").fetchall()
+    conn.close()
+    assert stored == [("ok", 10), ("edge", 9223372036854774784)]
+    assert [line for line, _ in errors] == [3] and "2^63" in errors[0][1]
 
 
 def test_row_cut_inside_a_number() -> None:

@@ -183,6 +183,19 @@ def line_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(profiler, "BULK_MIN_HITS", 1 << 62)
 
 
+def three_ways(
+    path: Path, tmp_path: Path, meta: DocMeta, monkeypatch: pytest.MonkeyPatch, counted: list
+) -> tuple[dict, dict, dict]:
+    """The stores of `path` read in bulk in this process, in bulk by worker processes, and
+    line by line (from here on, for the test)."""
+    columns = stored(path, tmp_path, "columns", meta)
+    assert counted, "the bulk path was not taken"
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        pooled = stored(path, tmp_path, "pooled", meta, pool)
+    line_path(monkeypatch)
+    return columns, pooled, stored(path, tmp_path, "lines", meta)
+
+
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """How many chunks went on as columns (bulk.assemble calls)."""
@@ -204,12 +217,7 @@ def test_a_dense_log_stores_what_the_line_path_stores(
     path = tmp_path / "session.log"
     dense_log(path, random.Random(3), 6000)
     meta = DocMeta(uri="session.log", project="ernie", version="v1", created_at=date)
-    columns = stored(path, tmp_path, "columns", meta)
-    assert counted, "the bulk path was not taken"
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-        pooled = stored(path, tmp_path, "pooled", meta, pool)
-    line_path(monkeypatch)
-    line_by_line = stored(path, tmp_path, "lines", meta)
+    columns, pooled, line_by_line = three_ways(path, tmp_path, meta, monkeypatch, counted)
     assert len(line_by_line["measurements"]) == 24_000
     assert len(line_by_line["passes"]) == 12_000
     assert len(line_by_line["errors"]) == 62  # the cut lines, one in 97 blocks
@@ -396,12 +404,7 @@ def test_a_profiler_log_stores_what_the_line_path_stores(
     path = tmp_path / "profile.log"
     profiler_log(path, 12, 1500)
     meta = DocMeta(uri="profile.log", project="ernie", version="v1", created_at=date)
-    columns = stored(path, tmp_path, "columns", meta)
-    assert counted, "the bulk path was not taken"
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-        pooled = stored(path, tmp_path, "pooled", meta, pool)
-    line_path(monkeypatch)
-    line_by_line = stored(path, tmp_path, "lines", meta)
+    columns, pooled, line_by_line = three_ways(path, tmp_path, meta, monkeypatch, counted)
     assert len(line_by_line["profile"]) > 20_000
     assert len(line_by_line["errors"]) > 100
     assert columns == line_by_line

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ingest import runs
-from ingest.columns import EventBlock, MeasurementBlock, PassBlock
+from ingest.columns import EventBlock, MeasurementBlock, PassBlock, TableBlock
 from ingest.save import EVENT_SCHEMA, PASS_SCHEMA, Rows
 from ingest.text import DocText
 from perfboard.model import Found
@@ -128,7 +128,7 @@ class _Part:
     within: np.ndarray  # the order found in, within the group
     codes: np.ndarray  # the run key of each (runs.record_key), -1 for none
     objects: list | None = None
-    block: MeasurementBlock | PassBlock | EventBlock | None = None
+    block: MeasurementBlock | TableBlock | None = None
 
 
 def assign_runs(
@@ -207,7 +207,7 @@ def assign_runs(
                 item.run = run
         elif isinstance(part.block, MeasurementBlock):
             part.block.run = mine
-        elif isinstance(part.block, PassBlock | EventBlock):
+        elif isinstance(part.block, TableBlock):
             table = part.block.table
             part.block.table = table.set_column(
                 table.schema.get_field_index("run"), "run", pa.array(mine, pa.int32())
@@ -215,7 +215,7 @@ def assign_runs(
     return lines[order][run_starts]
 
 
-def _zeros(block: MeasurementBlock | PassBlock | EventBlock) -> np.ndarray:
+def _zeros(block: MeasurementBlock | TableBlock) -> np.ndarray:
     return np.zeros(block.table.num_rows, np.int64)  # a block's rows have lines of their own
 
 

@@ -115,11 +115,11 @@ class MeasurementBlock:
 
 
 @dataclass(slots=True)
-class PassBlock:
-    """The passes of a chunk read in bulk, in the passes table's own columns (run filled
-    by ingest.bulk, 0 before)."""
+class TableBlock:
+    """A block whose rows are already in their store table's own columns, "line" and "run"
+    among them (run filled by ingest.bulk, 0 before)."""
 
-    table: pa.Table  # ingest.save.PASS_SCHEMA
+    table: pa.Table
 
     @property
     def lines(self) -> np.ndarray:
@@ -127,7 +127,17 @@ class PassBlock:
 
     def shift(self, lines: int, runs: int) -> None:
         """Line and run numbers moved on (its chunk put in its place in the document)."""
-        self.table = _shifted(self.table, lines, runs)
+        for name, by in (("line", lines), ("run", runs)):
+            if by:
+                index = self.table.schema.get_field_index(name)
+                field_type = self.table.schema.field(name).type
+                moved = pa.array(self.table[name].to_numpy() + by, field_type)
+                self.table = self.table.set_column(index, name, moved)
+
+
+@dataclass(slots=True)
+class PassBlock(TableBlock):
+    """The passes of a chunk read in bulk (ingest.save.PASS_SCHEMA)."""
 
     def records(self) -> list[PassApplied]:
         """The rows as the PassApplied objects the line path builds."""
@@ -142,27 +152,17 @@ PASS_FIELDS = ("run", "name", "kind", "order", "subgraphs", "line", "raw")
 
 
 @dataclass(slots=True)
-class EventBlock:
-    """The profile events of a chunk read in bulk (ingest.parsers.profiler_bulk), in the
-    profile_events table's own columns (ingest.save.EVENT_SCHEMA; run filled by
-    ingest.bulk, 0 before).
+class EventBlock(TableBlock):
+    """The profile events of a chunk read in bulk (ingest.parsers.profiler_bulk;
+    ingest.save.EVENT_SCHEMA).
 
     `first` and `end`: where its parser's own ProfileEvent objects sit in
     Found.profile_events (they and the block's rows are that parser's events, interleaved
     by line: the tables the bulk reader left to the line path).
     """
 
-    table: pa.Table
     first: int = 0
     end: int = 0
-
-    @property
-    def lines(self) -> np.ndarray:
-        return self.table["line"].to_numpy()
-
-    def shift(self, lines: int, runs: int) -> None:
-        """Line and run numbers moved on (its chunk put in its place in the document)."""
-        self.table = _shifted(self.table, lines, runs)
 
     def records(self) -> list[ProfileEvent]:
         """The rows as the ProfileEvent objects the line path builds."""
@@ -170,17 +170,6 @@ class EventBlock:
         columns = [self.table[name].to_pylist() for name in names]
         rows = zip(*columns, strict=True)
         return [ProfileEvent(**dict(zip(names, row, strict=True))) for row in rows]
-
-
-def _shifted(table: pa.Table, lines: int, runs: int) -> pa.Table:
-    """A table's "line" and "run" columns moved on by so many lines and runs."""
-    for name, by in (("line", lines), ("run", runs)):
-        if by:
-            index = table.schema.get_field_index(name)
-            field_type = table.schema.field(name).type
-            moved = pa.array(table[name].to_numpy() + by, field_type)
-            table = table.set_column(index, name, moved)
-    return table
 
 
 def lines_of(data: bytes, newlines: np.ndarray) -> tuple[pa.LargeStringArray, np.ndarray]:

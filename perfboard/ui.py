@@ -28,7 +28,14 @@ from perfboard import provenance as prov
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries import summary
-from perfboard.result_cache import Reads, ResultCache, SeriesSummaries, StoreVersions, reads_of
+from perfboard.result_cache import (
+    EVERY_TABLE,
+    Reads,
+    ResultCache,
+    SeriesSummaries,
+    StoreVersions,
+    reads_of,
+)
 
 T = TypeVar("T")
 
@@ -95,7 +102,7 @@ def warm_up(path: Path | str) -> None:
     if not db.exists(path):
         return
     try:
-        _versions(path).version(reads_of("perfboard.queries.store.latest_per_series", ()))
+        _versions(path).version(EVERY_TABLE)  # the log read up to now, as a query does
         _read(lambda conn: _summaries(path).current(conn), path, ())
     except (duckdb.Error, errors.StoreError, OSError):
         return

@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import xxhash
 
-from ingest import bulk
+from ingest import bounds, bulk
 from ingest.columns import EventBlock, MeasurementBlock, PassBlock
 from ingest.gate import markers_of
 from ingest.registry import GENERIC, KINDS, PARSERS, RESULTS_KIND, gate_for, parse_fn
@@ -129,6 +129,7 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
         }
         first = len(found.measurements)
         first_event = len(found.profile_events)
+        firsts = (first, first_event, len(found.passes), len(found.phases))
         blocks = len(found.blocks)
         for item in parse(doc):
             if generic and taken and _overlaps(item, taken):
@@ -140,6 +141,7 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
             if isinstance(item, Problem) and not item.parser:
                 item.parser = name
             found.add(item)
+        _keep_storable(found, firsts, name)
         for block in found.blocks[blocks:]:  # where this parser's own objects are
             if type(block) is MeasurementBlock:
                 block.first, block.end = first, len(found.measurements)
@@ -148,6 +150,30 @@ def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Foun
         if _count(found) > before and name not in found.parsers:
             found.parsers.append(name)
     return found
+
+
+def _keep_storable(found: Found, firsts: tuple[int, int, int, int], parser: str) -> None:
+    """A parser's new records with a count the store cannot hold become problems of their
+    lines (ingest.bounds); a milestone's oversized PR number is dropped with a warning."""
+    lists = (
+        (found.measurements, Measurement),
+        (found.profile_events, ProfileEvent),
+        (found.passes, PassApplied),
+    )
+    for (records, kind), first in zip(lists, firsts, strict=False):
+        bad = dict(bounds.out_of_range(records[first:], kind))
+        if not bad:
+            continue
+        tail = records[first:]
+        records[first:] = [r for i, r in enumerate(tail) if i not in bad]
+        for i, reason in bad.items():
+            found.add(Problem(tail[i].line, reason, tail[i].raw, parser))
+    for phase in found.phases[firsts[3] :]:
+        for milestone in phase.milestones:
+            reason = bounds.milestone_out_of_range(milestone)
+            if reason:
+                found.add(Problem(milestone.line, reason, milestone.raw, parser, "warning"))
+                milestone.pr_number = None
 
 
 def _lines_read(found: Found) -> set[int]:

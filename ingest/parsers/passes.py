@@ -134,6 +134,7 @@ _DETECTED_RE2 = (
     r"--- [ \t]?detected \d+ subgraphs?\b"
 )
 _RUNNING = len("--- Running ")
+_MOST_SUBGRAPHS = 2**31 - 1  # passes.subgraphs is an INTEGER (ingest.bounds)
 
 
 def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
@@ -191,8 +192,12 @@ def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
     except pa.ArrowInvalid:  # a count beyond int64: the line path reads it as Python does
         return None
     subgraphs = np.bincount(owner, weights=None, minlength=len(rows))
-    totals = np.zeros(len(rows), np.int64)
+    if len(counts) and counts.max() > _MOST_SUBGRAPHS:
+        return None  # a count the store's INTEGER cannot hold: the line path's problem
+    totals = np.zeros(len(rows), np.int64)  # counts <= 2^31 each: the sums cannot wrap
     np.add.at(totals, owner, counts)
+    if len(totals) and totals.max() > _MOST_SUBGRAPHS:
+        return None
     raw = passes.to_pylist()
     for row, line in zip(owner.tolist(), detected.to_pylist(), strict=True):
         raw[row] += "\n" + line

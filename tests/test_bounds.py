@@ -1,0 +1,112 @@
+"""A count the store cannot hold is its line's problem, never the document's overflow.
+
+Each case is a real document with one number made too large for its store column; before
+ingest.bounds each of them failed the whole document at insert ("internal error:
+OverflowError" or "ArrowInvalid"), and nothing of it was stored.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from perfboard import db
+from tests.conftest import ingest, sample_path
+
+ROOT = Path(__file__).resolve().parents[1]
+NSYS = ROOT / "tests/fixtures/modern/samples/nsys-stats-text_nanomoe-report.md"
+
+
+def stored(store: Path, sql: str) -> list[tuple]:
+    conn = db.connect(store, read_only=True)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def errors(store: Path) -> list[tuple[int, str, str]]:
+    return stored(store, "SELECT line, parser, reason FROM ingest_errors ORDER BY line")
+
+
+def test_an_nsys_instances_count_beyond_bigint_fails_its_row_only(tmp_path: Path) -> None:
+    text = NSYS.read_text(encoding="utf-8")
+    row = "     20.8         75339544      51200    1471.5"
+    assert text.count(row) == 1
+    path = tmp_path / "nsys.md"
+    path.write_text(text.replace(row, row.replace("     51200", "99999999999999999999")))
+    store = tmp_path / "store.duckdb"
+    ingest("auto", str(path), "--db", str(store))
+    # The other 24 rows of the real report; the kernel it had on line 27 is the problem.
+    assert stored(store, "SELECT count(*) FROM profile_events") == [(24,)]
+    assert stored(store, "SELECT count(*) FROM profile_events WHERE line = 27") == [(0,)]
+    ((line, parser, reason),) = errors(store)
+    assert (line, parser) == (27, "nsys")
+    assert reason.startswith("calls = 1e+20 is beyond what the store holds")
+
+
+def test_a_subgraph_count_beyond_integer_fails_its_pass_only(tmp_path: Path) -> None:
+    source = sample_path("benchmark-165_2019-08-28_xreki_fuse-elewise-add-act.md")
+    text = source.read_text(encoding="utf-8")
+    path = tmp_path / "passes.md"
+    path.write_text(text.replace("detected 14 subgraphs", "detected 99999999999 subgraphs"))
+    store = tmp_path / "store.duckdb"
+    ingest("auto", str(path), "--db", str(store))
+    names = [name for (name,) in stored(store, "SELECT name FROM passes ORDER BY line")]
+    assert "fuse_elewise_add_act_pass" not in names
+    assert names[:5] == [
+        "ir_graph_build_pass",
+        "ir_graph_clean_pass",
+        "ir_analysis_pass",
+        "is_test_pass",
+        "simplify_with_basic_ops_pass",
+    ]
+    ((line, parser, reason),) = errors(store)
+    assert (line, parser) == (13, "passes")  # the pass line; its "detected" line is 14
+    assert reason.startswith("subgraphs = 1e+11 is beyond what the store holds")
+
+
+def test_a_tester_log_read_in_bulk_keeps_every_row_that_fits(tmp_path: Path) -> None:
+    """A 10 MB session log (read in chunks, on the bulk paths): a samples count and a
+    subgraph count beyond the store's columns are two problems, and the rest is stored as
+    the unchanged log stores it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_ingest
+
+    good = tmp_path / "session.log"
+    bench_ingest.write_mix(good, "session", 10)
+    text = good.read_text(encoding="utf-8")
+    middle = len(text) // 2
+    at = text.index("---  detected ", middle) + len("---  detected ")
+    end = text.index(" subgraphs", at)
+    text = text[:at] + "99999999999" + text[end:]
+    at = text.index("] Run ", len(text) // 3) + len("] Run ")
+    end = text.index(" samples", at)
+    text = text[:at] + "99999999999999999999" + text[end:]
+    bad = tmp_path / "session-bad.log"
+    bad.write_text(text, encoding="utf-8")
+    for name in ("good", "bad"):
+        ingest("auto", str(good if name == "good" else bad), "--db", str(tmp_path / name))
+    found = [(parser, reason.split(" = ")[0]) for _, parser, reason in errors(tmp_path / "bad")]
+    assert sorted(found) == [("latency", "samples"), ("passes", "subgraphs")]
+    for table in ("measurements", "passes"):
+        ((good_rows,),) = stored(tmp_path / "good", f"SELECT count(*) FROM {table}")
+        ((bad_rows,),) = stored(tmp_path / "bad", f"SELECT count(*) FROM {table}")
+        assert bad_rows == good_rows - 1 > 3000
+
+
+def test_a_phase_rows_pr_number_beyond_bigint_keeps_the_row_without_its_pr(
+    tmp_path: Path,
+) -> None:
+    source = sample_path("benchmark-165_2020-02-04_xreki_phase2-table.md")
+    text = source.read_text(encoding="utf-8")
+    path = tmp_path / "phase.md"
+    path.write_text(text.replace("/pull/22424", "/pull/99999999999999999999"))
+    store = tmp_path / "store.duckdb"
+    ingest("auto", str(path), "--db", str(store))
+    rows = stored(store, "SELECT label, value, pr_number FROM milestones ORDER BY ordinal")
+    assert rows == [("0", 10.0, None), ("1", 9.5, None)]  # the sample's row 2 is cut short
+    (line, _, reason), cut = errors(store)
+    assert line == 12 and reason.startswith("pr_number = 1e+20 is beyond what the store holds")
+    assert reason.endswith("the milestone is kept without its PR number")
+    assert cut[0] == 13 and cut[2] == "row cut short: 4 of 6 cells"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import re
 import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -263,13 +264,27 @@ class ChunkResult:
         return self.rows.runs.num_rows if self.rows is not None else len(self.runs)
 
 
+# Where a run of one parser's lines begins: a cut just before one splits nothing. A
+# predictor's pass sequence restarts its order at ir_graph_build_pass (cut inside, the
+# second half would be a run of its own, its orders from 0); trtexec prints "&&&& RUNNING"
+# before a run; vLLM's result block opens with its banner.
+_RUN_START = re.compile(
+    rb"\n(?=--- Running analysis \[ir_graph_build_pass\]|&&&& RUNNING |=+ Serving Benchmark Result)"
+)
+# A line read with the one above it, never the first of a chunk: a pass's subgraph count.
+_CONTINUES = re.compile(rb"(?:[IWEF]\d{4} [^\n\]]*\] )?--- [ \t]?detected \d")
+_LOOK_PAST = 256  # bytes past a cut read to tell what line follows it
+
+
 def plan_chunks(fd: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, int]]:
     """Byte ranges of a document, each ending at a line end.
 
-    A cut prefers a blank line in the last 64 KiB before the nominal end, so that a table
-    or a report block is not split between two chunks; failing that, the last line end
-    before it; a line longer than that runs on to its own end. Planned up front (one
-    64 KiB read per cut), the ranges can be read in any order and by any process.
+    A cut prefers, in the last 64 KiB before the nominal end: a blank line, so that a
+    table or a report block is not split between two chunks; else the start of a run of
+    lines (_RUN_START); else the last line end that no continuation line follows
+    (_CONTINUES); failing all, the last line end before it; a line longer than the window
+    runs on to its own end. Planned up front (one 64 KiB read per cut), the ranges can be
+    read in any order and by any process.
     """
     ranges: list[tuple[int, int]] = []
     start = 0
@@ -279,18 +294,29 @@ def plan_chunks(fd: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> list[tupl
             ranges.append((start, size))
             break
         window_start = max(start, nominal - CUT_WINDOW)
-        window = os.pread(fd, nominal - window_start, window_start)
-        blank = window.rfind(b"\n\n")
-        newline = window.rfind(b"\n")
-        if blank >= 0:
-            end = window_start + blank + 2
-        elif newline >= 0:
-            end = window_start + newline + 1
-        else:
-            end = _next_line_end(fd, nominal, size)
+        window = os.pread(fd, min(size, nominal + _LOOK_PAST) - window_start, window_start)
+        cut = _cut_in(window, nominal - window_start)
+        end = window_start + cut if cut is not None else _next_line_end(fd, nominal, size)
         ranges.append((start, end))
         start = end
     return ranges
+
+
+def _cut_in(window: bytes, limit: int) -> int | None:
+    """Where in `window` a chunk best ends (after a newline, before `limit`), or None."""
+    blank = window.rfind(b"\n\n", 0, limit)
+    if blank >= 0:
+        return blank + 2
+    run_starts = [m.start() for m in _RUN_START.finditer(window) if m.start() < limit]
+    if run_starts:
+        return run_starts[-1] + 1
+    newline = window.rfind(b"\n", 0, limit)
+    first = newline
+    while newline >= 0 and _CONTINUES.match(window, newline + 1):
+        newline = window.rfind(b"\n", 0, newline)
+    if newline >= 0:
+        return newline + 1
+    return first + 1 if first >= 0 else None
 
 
 def _next_line_end(fd: int, pos: int, size: int) -> int:

@@ -262,6 +262,42 @@ def test_a_large_log_read_in_chunks_gives_what_a_whole_read_gives(tmp_path: Path
     assert len({m.run for m in chunked.measurements}) == 40  # one run per pasted block
 
 
+PASS_LOG = "benchmark-165_2019-08-28_xreki_fuse-elewise-add-act.md"
+
+
+@pytest.mark.parametrize("window", [64 * 1024, 160])
+def test_a_pass_log_without_blank_lines_is_never_cut_inside_a_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """A long tester log has no blank lines to cut at. Cut before a "detected" line, the
+    count was lost (a problem "with no pass above it"); cut inside a predictor's pass
+    sequence, its second half became a run of its own with orders from 0. The chunks now
+    end before a sequence's first pass, else not before a "detected" line (window=160:
+    too narrow for a sequence start, the second rule alone keeps every count)."""
+    import ingest.documents as documents
+
+    lines = sample_path(PASS_LOG).read_text(encoding="utf-8").splitlines(keepends=True)
+    passes = [ln for ln in lines if ln.startswith("---")]
+    assert sum("detected 14 subgraphs" in ln for ln in passes) == 1
+    glog = "I0828 10:11:44.687104 2153053 fuse_pass_base.cc:59] "
+    block = "".join(glog + ln if "detected" in ln else ln for ln in passes)
+    path = tmp_path / "session.log"
+    path.write_text(block * 60, encoding="utf-8")
+    meta = DocMeta(uri="session.log")
+    whole = read_document(path, "auto", meta).found
+    monkeypatch.setattr(documents, "CUT_WINDOW", window)
+    if window == 160:
+        key = lambda p: (p.line, p.name, p.subgraphs)  # noqa: E731
+    else:
+        key = lambda p: (p.line, p.name, p.order, p.subgraphs, p.run)  # noqa: E731
+    for chunk_bytes in range(1500, 2600, 97):  # cuts at every offset of the 1.4 KB block
+        chunked = read_document(path, "auto", meta, chunk_bytes=chunk_bytes).found
+        assert not chunked.problems
+        assert [key(p) for p in chunked.passes] == [key(p) for p in whole.passes]
+    assert len({p.run for p in whole.passes}) == 60
+    assert sum(p.subgraphs == 14 for p in whole.passes) == 60
+
+
 def test_chunks_cover_the_file_and_end_at_line_ends_even_after_a_long_line(tmp_path: Path) -> None:
     from ingest.documents import plan_chunks
 

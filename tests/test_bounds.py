@@ -29,14 +29,20 @@ def errors(store: Path) -> list[tuple[int, str, str]]:
     return stored(store, "SELECT line, parser, reason FROM ingest_errors ORDER BY line")
 
 
-def test_an_nsys_instances_count_beyond_bigint_fails_its_row_only(tmp_path: Path) -> None:
-    text = NSYS.read_text(encoding="utf-8")
-    row = "     20.8         75339544      51200    1471.5"
-    assert text.count(row) == 1
-    path = tmp_path / "nsys.md"
-    path.write_text(text.replace(row, row.replace("     51200", "99999999999999999999")))
+def ingest_changed(tmp_path: Path, source: Path, old: str, new: str) -> Path:
+    """The store of a real document with one string of it (found once) replaced."""
+    text = source.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path = tmp_path / source.name
+    path.write_text(text.replace(old, new), encoding="utf-8")
     store = tmp_path / "store.duckdb"
     ingest("auto", str(path), "--db", str(store))
+    return store
+
+
+def test_an_nsys_instances_count_beyond_bigint_fails_its_row_only(tmp_path: Path) -> None:
+    row = "     20.8         75339544      51200    1471.5"
+    store = ingest_changed(tmp_path, NSYS, row, row.replace("     51200", "99999999999999999999"))
     # The other 24 rows of the real report; the kernel it had on line 27 is the problem.
     assert stored(store, "SELECT count(*) FROM profile_events") == [(24,)]
     assert stored(store, "SELECT count(*) FROM profile_events WHERE line = 27") == [(0,)]
@@ -47,11 +53,7 @@ def test_an_nsys_instances_count_beyond_bigint_fails_its_row_only(tmp_path: Path
 
 def test_a_subgraph_count_beyond_integer_fails_its_pass_only(tmp_path: Path) -> None:
     source = sample_path("benchmark-165_2019-08-28_xreki_fuse-elewise-add-act.md")
-    text = source.read_text(encoding="utf-8")
-    path = tmp_path / "passes.md"
-    path.write_text(text.replace("detected 14 subgraphs", "detected 99999999999 subgraphs"))
-    store = tmp_path / "store.duckdb"
-    ingest("auto", str(path), "--db", str(store))
+    store = ingest_changed(tmp_path, source, "detected 14 ", "detected 99999999999 ")
     names = [name for (name,) in stored(store, "SELECT name FROM passes ORDER BY line")]
     assert "fuse_elewise_add_act_pass" not in names
     assert names[:5] == [
@@ -99,11 +101,7 @@ def test_a_phase_rows_pr_number_beyond_bigint_keeps_the_row_without_its_pr(
     tmp_path: Path,
 ) -> None:
     source = sample_path("benchmark-165_2020-02-04_xreki_phase2-table.md")
-    text = source.read_text(encoding="utf-8")
-    path = tmp_path / "phase.md"
-    path.write_text(text.replace("/pull/22424", "/pull/99999999999999999999"))
-    store = tmp_path / "store.duckdb"
-    ingest("auto", str(path), "--db", str(store))
+    store = ingest_changed(tmp_path, source, "/pull/22424", "/pull/99999999999999999999")
     rows = stored(store, "SELECT label, value, pr_number FROM milestones ORDER BY ordinal")
     assert rows == [("0", 10.0, None), ("1", 9.5, None)]  # the sample's row 2 is cut short
     (line, _, reason), cut = errors(store)

@@ -161,7 +161,7 @@ def _keep_storable(found: Found, firsts: tuple[int, int, int, int], parser: str)
         (found.profile_events, ProfileEvent),
         (found.passes, PassApplied),
     )
-    for (records, kind), first in zip(lists, firsts, strict=False):
+    for (records, kind), first in zip(lists, firsts[:3], strict=True):
         bad = dict(bounds.out_of_range(records[first:], kind))
         if not bad:
             continue

@@ -273,18 +273,34 @@ _RUN_START = re.compile(
 )
 # A line read with the one above it, never the first of a chunk: a pass's subgraph count.
 _CONTINUES = re.compile(rb"(?:[IWEF]\d{4} [^\n\]]*\] )?--- [ \t]?detected \d")
-_LOOK_PAST = 256  # bytes past a cut read to tell what line follows it
+_LOOK_PAST = 4096  # bytes past a cut read to tell what line follows it
+# A table row: a markdown or box-drawn row, a CSV or TSV row (three separators or more,
+# not a JSON line), or a line of four numbers or more that are two fifths of its fields,
+# not a glog line (a profiler, nvprof or nsys row: "thread0::fc  255459  24269.7
+# 12361.669096 (0.509346) ...").
+_NUMBER_FIELD = re.compile(
+    rb"(?<!\S)\(?[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:e[-+]?\d+)?%?(?:[mun]?s|[KMG]i?B)?\)?(?!\S)"
+)
+_GLOG_PREFIX = re.compile(rb"[IWEF]\d{4} \d\d:\d\d:\d\d")
+# A table longer than this is cut anyway: its rows after the cut are read without its
+# header (they become problems or are missed, as in a table pasted without one). A CSV
+# GPU trace of 128 MiB is read as one chunk (about 730,000 kernels, 1 GB of RSS).
+MAX_TABLE_BYTES = 128 * 2**20
 
 
-def plan_chunks(fd: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, int]]:
+def plan_chunks(
+    fd: int, size: int, chunk_bytes: int = CHUNK_BYTES, table_cuts: list[int] | None = None
+) -> list[tuple[int, int]]:
     """Byte ranges of a document, each ending at a line end.
 
     A cut prefers, in the last 64 KiB before the nominal end: a blank line, so that a
     table or a report block is not split between two chunks; else the start of a run of
     lines (_RUN_START); else the last line end that no continuation line follows
     (_CONTINUES); failing all, the last line end before it; a line longer than the window
-    runs on to its own end. Planned up front (one 64 KiB read per cut), the ranges can be
-    read in any order and by any process.
+    runs on to its own end; a cut between two rows of a table moves to the table's end
+    (up to MAX_TABLE_BYTES; the offsets of cuts made inside a longer table are added to
+    `table_cuts`). Planned up front (one 64 KiB read per cut, a table's rows read once
+    more), the ranges can be read in any order and by any process.
     """
     ranges: list[tuple[int, int]] = []
     start = 0
@@ -296,7 +312,14 @@ def plan_chunks(fd: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> list[tupl
         window_start = max(start, nominal - CUT_WINDOW)
         window = os.pread(fd, min(size, nominal + _LOOK_PAST) - window_start, window_start)
         cut = _cut_in(window, nominal - window_start)
-        end = window_start + cut if cut is not None else _next_line_end(fd, nominal, size)
+        if cut is None:
+            end = _next_line_end(fd, nominal, size)
+        elif _inside_table(window, cut):
+            end, too_long = _table_end(fd, window_start + cut, size)
+            if too_long and table_cuts is not None:
+                table_cuts.append(end)
+        else:
+            end = window_start + cut
         ranges.append((start, end))
         start = end
     return ranges
@@ -317,6 +340,51 @@ def _cut_in(window: bytes, limit: int) -> int | None:
     if newline >= 0:
         return newline + 1
     return first + 1 if first >= 0 else None
+
+
+def _is_row(line: bytes) -> bool:
+    stripped = line.lstrip()
+    if stripped[:1] == b"|" or stripped[:2] in (b"\xe2\x94", b"\xe2\x95"):  # | or box drawing
+        return True
+    if _GLOG_PREFIX.match(stripped):
+        return False  # a log line, whatever it prints ("Run 5009 samples, ... 6.5 ms")
+    if stripped[:1] not in (b"{", b"[") and (line.count(b",") >= 3 or line.count(b"\t") >= 3):
+        return True
+    numbers = len(_NUMBER_FIELD.findall(line, 0, 4096))
+    return numbers >= 4 and numbers * 5 >= len(line[:4096].split()) * 2
+
+
+def _inside_table(window: bytes, cut: int) -> bool:
+    """True when the lines on both sides of a cut are rows of one table."""
+    before = window[window.rfind(b"\n", 0, cut - 1) + 1 : cut - 1]
+    after_end = window.find(b"\n", cut)
+    after = window[cut : after_end if after_end >= 0 else len(window)]
+    return bool(before.strip()) and bool(after.strip()) and _is_row(before) and _is_row(after)
+
+
+def _table_end(fd: int, pos: int, size: int) -> tuple[int, bool]:
+    """Where the table cut at `pos` ends: the start of the first line at or after `pos`
+    that is no table row, so that a table is not split between chunks (its rows after a
+    cut would have no header to be read by); beyond MAX_TABLE_BYTES, `pos` itself and
+    True."""
+    at = pos
+    rest = b""
+    while at < size:
+        if at - pos >= MAX_TABLE_BYTES:
+            return pos, True
+        block = rest + os.pread(fd, CUT_WINDOW, at + len(rest))
+        lines = block.split(b"\n")
+        rest = lines.pop()  # a line that goes on past the block
+        if at + len(block) >= size:
+            lines.append(rest)
+            rest = b""
+        for line in lines:
+            if not line.strip() or not _is_row(line):
+                return at, False
+            at += len(line) + 1
+        if len(rest) > 2**20:
+            return at, False  # a line of a megabyte is no table row: the cut goes before it
+    return size, False
 
 
 def _next_line_end(fd: int, pos: int, size: int) -> int:
@@ -430,7 +498,9 @@ def read_document(
         if codec not in ("utf-8", "utf-8-sig") and size > chunk_bytes:
             # Multi-byte codecs cannot be cut at a byte "\n"; such logs are never this large.
             raise NotText(f"{codec} documents larger than {chunk_bytes} bytes are not supported")
-        ranges = plan_chunks(fh.fileno(), size, chunk_bytes)
+        table_cuts: list[int] = []
+        ranges = plan_chunks(fh.fileno(), size, chunk_bytes, table_cuts)
+        cut_tables = [_cut_table(fh.fileno(), offset) for offset in table_cuts]
     results: Iterator[ChunkResult]
     if pool is not None and len(ranges) >= PARALLEL_MIN_CHUNKS:
         tasks = [(str(path), start, end, codec, kind, meta) for start, end in ranges]
@@ -442,7 +512,21 @@ def read_document(
     if not parsed.info.n_lines:
         raise Empty("only white space")
     parsed.info.size_bytes = size
+    parsed.found.problems.extend(cut_tables)
     return parsed
+
+
+def _cut_table(fd: int, offset: int) -> Problem:
+    """The problem of a cut made inside a table longer than MAX_TABLE_BYTES: its line."""
+    newlines = sum(
+        os.pread(fd, min(CHUNK_BYTES, offset - at), at).count(b"\n")
+        for at in range(0, offset, CHUNK_BYTES)
+    )
+    reason = (
+        f"a table longer than {MAX_TABLE_BYTES // 2**20} MiB is read in parts from here:"
+        " its rows below may be missed or read without its header; split the file"
+    )
+    return Problem(newlines + 1, reason, parser="ingest")
 
 
 def read_text(text: str, kind: str, meta: DocMeta) -> Parsed:

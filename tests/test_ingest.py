@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import duckdb
@@ -296,6 +297,60 @@ def test_a_pass_log_without_blank_lines_is_never_cut_inside_a_pass(
         assert [key(p) for p in chunked.passes] == [key(p) for p in whole.passes]
     assert len({p.run for p in whole.passes}) == 60
     assert sum(p.subgraphs == 14 for p in whole.passes) == 60
+
+
+def _event_rows(found: object) -> list[tuple]:
+    """(line, event, calls, total) of every profile event, objects and blocks alike."""
+    from ingest import bulk
+
+    bulk.materialise(found)
+    return sorted((e.line, e.event, e.calls, e.total) for e in found.profile_events)
+
+
+def test_a_table_longer_than_the_cut_window_is_not_split_between_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table of a thousand rows has no blank line to cut at. Cut inside, its rows after
+    the cut had no header to be read by: a 10 MB nsys GPU trace CSV of 57,949 kernels
+    (bench_ingest's) kept 24,374 of them, silently. A cut between two rows now moves to
+    the table's end."""
+    import ingest.documents as documents
+
+    lines = sample_path(FUSION).read_text(encoding="utf-8").splitlines(keepends=True)
+    header = next(ln for ln in lines if ln.startswith("Event "))
+    rows = [ln for ln in lines if ln.startswith("thread0::") and len(ln.split()) >= 9]
+    assert len(rows) == 5  # the sample's sixth row is cut short
+    table = header + "".join(
+        row.replace("thread0::", f"thread0::op{k}_", 1) for k in range(200) for row in rows
+    )
+    noise = "I0719 10:14:50.539557 70931 operator.cc:169] CUDAPlace(0) Op(increment).\n"
+    path = tmp_path / "profile.log"
+    path.write_text(noise * 2000 + table + "\n" + noise * 2000, encoding="utf-8")
+    meta = DocMeta(uri="profile.log")
+    whole = read_document(path, "auto", meta)
+    monkeypatch.setattr(documents, "CUT_WINDOW", 4096)
+    chunked = read_document(path, "auto", meta, chunk_bytes=32 * 1024)
+    assert len(_event_rows(whole.found)) == 200 * len(rows)
+    assert _event_rows(chunked.found) == _event_rows(whole.found)
+    assert not chunked.found.problems
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import bench_ingest
+
+    trace = tmp_path / "cuda_gpu_trace.csv"
+    kernels = bench_ingest.write_nsys_trace(trace, 1)
+    meta = DocMeta(uri="cuda_gpu_trace.csv")
+    for chunk_bytes in (2**30, 64 * 1024):
+        found = read_document(trace, "auto", meta, chunk_bytes=chunk_bytes).found
+        assert sum(calls for _, _, calls, _ in _event_rows(found)) == kernels
+
+    # Longer than MAX_TABLE_BYTES: cut anyway, and said so on the line of the cut.
+    monkeypatch.setattr(documents, "MAX_TABLE_BYTES", 16 * 1024)
+    cut = read_document(path, "auto", DocMeta(uri="profile.log"), chunk_bytes=32 * 1024)
+    problems = [p for p in cut.found.problems if "is read in parts from here" in p.reason]
+    assert problems and all(p.line > 2001 for p in problems)
+    text = path.read_text(encoding="utf-8").splitlines()
+    assert all(text[p.line - 1].startswith("thread0::op") for p in problems)
 
 
 def test_chunks_cover_the_file_and_end_at_line_ends_even_after_a_long_line(tmp_path: Path) -> None:

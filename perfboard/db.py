@@ -423,19 +423,23 @@ class Changes:
                 self.touch("ingest_errors")
             return
         source_id, project = row
-        found = conn.execute(
-            f"""
-            WITH held AS (
-                SELECT DISTINCT series_id FROM measurements WHERE source_id = $source
-            )
-            SELECT (SELECT list(series_id) FROM held),
-                   (SELECT list(DISTINCT s.project) FROM held JOIN series s USING (series_id)),
-                   (SELECT count(*) FROM ingest_errors WHERE source_uri = $uri),
-                   {_HELD_IN_SOURCE_TABLES}
-            """,
+        # Three plain queries: as one statement of nine subqueries over a CTE they took
+        # 36 ms, five times their sum, twice for every document stored.
+        (series_ids,) = conn.execute(
+            "SELECT list(DISTINCT series_id) FROM measurements WHERE source_id = ?", [source_id]
+        ).fetchone()
+        projects = None
+        if series_ids:
+            (projects,) = conn.execute(
+                "SELECT list(DISTINCT project) FROM series WHERE series_id IN"
+                " (SELECT series_id FROM measurements WHERE source_id = ?)",
+                [source_id],
+            ).fetchone()
+        errors, *held = conn.execute(
+            "SELECT (SELECT count(*) FROM ingest_errors WHERE source_uri = $uri),"
+            f" {_HELD_IN_SOURCE_TABLES}",
             {"source": source_id, "uri": uri},
         ).fetchone()
-        series_ids, projects, errors, *held = found
         owners = [project, *(projects or [])]
         self.touch("sources", projects=owners, series_ids=series_ids or [])
         if series_ids:
@@ -491,10 +495,12 @@ def _record(conn: duckdb.DuckDBPyConnection, changes: Changes) -> None:
         return
     (seq,) = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM data_changes").fetchone()
     now = datetime.now(UTC).replace(tzinfo=None)
-    conn.executemany(
+    rows = changes.rows()
+    # One statement, not executemany's one per row (6.4 against 1.8 ms for four rows).
+    conn.execute(
         "INSERT INTO data_changes (seq, committed_at, table_name, projects, series_ids)"
-        " VALUES (?, ?, ?, ?, ?)",
-        [[seq, now, table, projects, series] for table, projects, series in changes.rows()],
+        " SELECT ?, ?, unnest(?), unnest(?::VARCHAR[][]), unnest(?::BIGINT[][])",
+        [seq, now, *(list(column) for column in zip(*rows, strict=True))],
     )
 
 

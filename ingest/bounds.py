@@ -32,13 +32,13 @@ FIELDS: dict[type, tuple[tuple[str, tuple[int, int]], ...]] = {
 MILESTONE_FIELDS = (("pr_number", INT64),)
 
 
-def _misfits(records: Sequence[Any], fields: tuple[tuple[str, tuple[int, int]], ...]) -> str:
-    """The first field of `records` with a value out of its range, or ""."""
+def _any_misfit(records: Sequence[Any], fields: tuple[tuple[str, tuple[int, int]], ...]) -> bool:
+    """Whether any of `records` has a value out of its field's range."""
     for name, (low, high) in fields:
         values = [v for v in map(attrgetter(name), records) if v is not None]
         if values and (min(values) < low or max(values) > high):
-            return name
-    return ""
+            return True
+    return False
 
 
 def _reason(record: Any, fields: tuple[tuple[str, tuple[int, int]], ...]) -> str:
@@ -52,7 +52,7 @@ def _reason(record: Any, fields: tuple[tuple[str, tuple[int, int]], ...]) -> str
 def out_of_range(records: list[Any], kind: type) -> list[tuple[int, str]]:
     """(index, reason) of each record whose integers the store cannot hold, in order."""
     fields = FIELDS[kind]
-    if not records or not _misfits(records, fields):
+    if not records or not _any_misfit(records, fields):
         return []
     return [(i, why) for i, record in enumerate(records) if (why := _reason(record, fields))]
 

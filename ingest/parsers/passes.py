@@ -35,7 +35,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ingest import columns
+from ingest import bounds, columns
 from ingest.columns import PassBlock
 from ingest.text import DocText, LineIndex
 from perfboard.model import Item, PassApplied, Problem
@@ -134,7 +134,7 @@ _DETECTED_RE2 = (
     r"--- [ \t]?detected \d+ subgraphs?\b"
 )
 _RUNNING = len("--- Running ")
-_MOST_SUBGRAPHS = 2**31 - 1  # passes.subgraphs is an INTEGER (ingest.bounds)
+_MOST_SUBGRAPHS = bounds.INT32[1]  # passes.subgraphs is an INTEGER
 
 
 def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:

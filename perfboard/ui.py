@@ -12,9 +12,11 @@ app.py runs before any page.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -91,21 +93,92 @@ def _summaries(path: Path | str) -> SeriesSummaries:
         return found
 
 
+# What the pages read whatever view they open (their first query, the pickers' choices,
+# the Overview's figures): warm_up reads each as the page asks for it, so the first sessions
+# of a server find them cached. Issue 16's load test opened 20 views in the first two
+# seconds of a server on the 10 M store, and each waited 2.3-3.6 s for these.
+def _shared_reads() -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    from perfboard import ops  # pandas work of its own: only when warming up
+
+    return [
+        (queries.last_ingest, ()),
+        (queries.counts, ()),
+        (queries.projects, ()),
+        (queries.headline_series, (3,)),
+        (queries.referenced_prs, ()),
+        (queries.latest_per_series, (None, 2000)),
+        (queries.phases, ()),
+        (queries.series_catalog, ()),
+        (queries.releases, ()),
+        (queries.compare_choices, ()),
+        (queries.profile_runs, ()),
+        (ops.matched_results, (ops.METRICS,)),
+        (queries.alerts, ()),
+        (queries.latest_outliers, ()),
+        (queries.pr_claims, ()),
+        (queries.report_weeks, ()),
+        (queries.sources, ()),
+        (queries.ingest_errors, ()),
+    ]
+
+
+# Set once warm_up has finished (or given up): scripts/serve.py reports the server ready
+# for browsers (/_stcore/health) only then.
+WARM = threading.Event()
+
+
 def warm_up(path: Path | str) -> None:
     """Read what a fresh server's first pages wait for: the chart library (0.5 s to
-    import) and the store's per-series summary (3 s on 10 M measurements), which every
-    later read keeps in step (scripts/serve.py runs this in the background as the server
-    starts; a page that asks meanwhile waits for this read instead of making its own).
-    Nothing is said of a store that cannot be read now: the first page says it."""
-    import perfboard.charts  # noqa: F401  (altair)
-
-    if not db.exists(path):
-        return
+    import), the store's per-series summary (3 s on 10 M measurements), which every later
+    read keeps in step, and the queries every page starts from (_shared_reads). A page that
+    asks meanwhile waits for this read instead of making its own. Nothing is said of a
+    store that cannot be read now: the first page says it. WARM is set at the end."""
     try:
+        import perfboard.charts  # noqa: F401  (altair)
+
+        if not db.exists(path):
+            return
         _versions(path).version(EVERY_TABLE)  # the log read up to now, as a query does
         _read(lambda conn: _summaries(path).current(conn), path, ())
+        for fn, args in _shared_reads():
+            _cached(fn, path, args)
     except (duckdb.Error, errors.StoreError, OSError):
         return
+    finally:
+        WARM.set()
+
+
+def _cached(fn: Callable[..., T], path: Path | str, args: tuple[Any, ...]) -> T:
+    """fn(conn, *args) from the shared cache, read when what it reads has changed."""
+    key = _key(fn, path, args)
+    version = _versions(path).version(reads_of(key[0], args))
+    return RESULTS.get(key, version, lambda: _read(fn, path, args))
+
+
+# PERFBOARD_SLOW_QUERY_SECONDS: a page's query that took longer (cached or not: a wait on
+# another session's read counts) is logged with its arguments and the time, to find what
+# a slow page waited for under load. Off when unset.
+SLOW_QUERY_SECONDS = (
+    float(os.environ["PERFBOARD_SLOW_QUERY_SECONDS"])
+    if os.environ.get("PERFBOARD_SLOW_QUERY_SECONDS")
+    else None
+)
+
+
+def _log_if_slow(fn: Callable[..., Any], args: tuple[Any, ...], seconds: float) -> None:
+    if SLOW_QUERY_SECONDS is not None and seconds >= SLOW_QUERY_SECONDS:
+        logging.getLogger("perfboard.ui").warning(
+            "%s slow query %.3f s: %s.%s%s",
+            time.strftime("%H:%M:%S"),
+            seconds,
+            fn.__module__,
+            fn.__qualname__,
+            repr(args)[:200],
+        )
+
+
+def _key(fn: Callable[..., Any], path: Path | str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return (f"{fn.__module__}.{fn.__qualname__}", str(path), args)
 
 
 def query(fn: Callable[..., T], *args: Any) -> T:
@@ -117,11 +190,14 @@ def query(fn: Callable[..., T], *args: Any) -> T:
     path = db.db_path()
     if not db.exists(path):
         raise StoreMissing(str(path))
-    name = f"{fn.__module__}.{fn.__qualname__}"
-    key = (name, str(path), args)
     try:
-        version = _versions(path).version(reads_of(name, args))
-        return RESULTS.get(key, version, lambda: _read(fn, path, args))
+        if SLOW_QUERY_SECONDS is None:
+            return _cached(fn, path, args)
+        started = time.perf_counter()
+        try:
+            return _cached(fn, path, args)
+        finally:
+            _log_if_slow(fn, args, time.perf_counter() - started)
     except FileNotFoundError:  # a lake that no ingest has written yet
         raise StoreMissing(lake.redacted(path)) from None
     except errors.StoreError as error:  # a PERFBOARD_DB the store cannot be opened with
@@ -137,7 +213,7 @@ def query(fn: Callable[..., T], *args: Any) -> T:
         st.stop()
     except duckdb.IOException:
         # An ingest holds the write lock: show the last data and say so.
-        last = RESULTS.stale(key)
+        last = RESULTS.stale(_key(fn, path, args))
         if last is None:
             st.info("The database is being updated; this page will fill in on the next run.")
             st.stop()

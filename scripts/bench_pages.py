@@ -23,6 +23,7 @@ cached: an ingest invalidates only what it changed). --after-ingest-only runs ju
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -207,12 +208,11 @@ def browser_times(db: Path, repeat: int) -> dict[str, tuple[float, float, float]
     base = f"http://127.0.0.1:{port}"
     figures: dict[str, tuple[float, float]] = {}
     try:
-        for _ in range(120):
-            try:
+        for _ in range(240):  # 503 while it warms up, no answer before it listens
+            with contextlib.suppress(requests.ConnectionError):
                 if requests.get(f"{base}/_stcore/health", timeout=1).ok:
                     break
-            except requests.ConnectionError:
-                time.sleep(0.5)
+            time.sleep(0.5)
         with sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path=CHROMIUM,

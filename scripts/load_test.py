@@ -101,6 +101,7 @@ MEMORY_EVERY = 5.0  # seconds between RSS samples
 IDLE_S = 20.0  # seconds of no page run after each round, before its idle RSS is read
 SESSION_TTL_S = 5  # the server keeps a closed session this long (see start_server)
 INGEST_SERIES = 100  # series that get a new point in each ingest round
+SLOWEST = 12  # the slowest runs the report lists
 FIRST_ERRORS = 3  # error details kept in the report for each kind of error and page
 # ui.query's notices while an ingest holds the store: the previous data, or none yet.
 UPDATING = "Updating: showing the data from before the ingest in progress"
@@ -1003,6 +1004,12 @@ def summarise(
         },
         "page_time_s": times([r.seconds for r in runs if not r.error]),
         "pages": pages,
+        # The runs behind the p95: which page, view and moment (after an ingest? at the
+        # start of a round, when every session opens a page at once?).
+        "slowest": [
+            {"page": r.page, "query": r.query, "at_s": round(r.started, 1), "seconds": r.seconds}
+            for r in sorted(runs, key=lambda r: r.seconds, reverse=True)[:SLOWEST]
+        ],
         "sessions": {
             "count": len(sessions),
             "runs": [len(s.runs) for s in sessions],
@@ -1073,6 +1080,9 @@ def print_report(r: dict[str, Any]) -> None:
             f"{v:>8.2f}" if v is not None else f"{'-':>8}" for v in (p["p50"], p["p95"], p["max"])
         )
         print(f"  {page:<18}{p['runs']:>6}{p['errors']:>8}{cells}{p['elements_min']:>10}")
+    print("slowest runs (s, at s, page, query):")
+    for run in r.get("slowest", []):
+        print(f"  {run['seconds']:6.2f} {run['at_s']:6.1f}  {run['page']:<18}{run['query'][:70]}")
     s = r["sessions"]
     print(
         f"sessions: runs each {min(s['runs'], default=0)}-{max(s['runs'], default=0)}, "

@@ -7,6 +7,11 @@ the first session of a server until some session runs st.navigation: a deep link
 legacy menu. Switching the mode off before the server starts makes every session go
 through app.py.
 
+The server says it is ready for browsers (/_stcore/health, which the frontend and load
+balancers ask before they connect) only once perfboard.ui.warm_up has read what every page
+starts from, or after PERFBOARD_WARM_UP_SECONDS (120): the first sessions of a fresh server
+then find those reads cached instead of all waiting on them at once.
+
     python scripts/serve.py [streamlit run options...]
 """
 
@@ -19,10 +24,15 @@ import time
 from pathlib import Path
 
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.runtime import Runtime
 from streamlit.web import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # perfboard, for the warm-up
+
+
+WARMED = threading.Event()
+WARM_UP_SECONDS = float(os.environ.get("PERFBOARD_WARM_UP_SECONDS") or 120)
 
 
 def warm_up() -> None:
@@ -34,15 +44,33 @@ def warm_up() -> None:
     deadline = time.monotonic() + 60
     while not runtime.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    from perfboard import db, ui
+    try:
+        from perfboard import db, ui
 
-    ui.warm_up(db.db_path())
+        ui.warm_up(db.db_path())
+    finally:
+        WARMED.set()
+
+
+def ready_once_warm(started: float) -> None:
+    """Streamlit's readiness (Runtime.is_ready_for_browser_connection, what
+    /_stcore/health answers), and perfboard's: warmed up, or past the deadline."""
+    streamlit_ready = Runtime.is_ready_for_browser_connection.fget
+
+    async def ready(runtime: Runtime) -> tuple[bool, str]:
+        ok, message = await streamlit_ready(runtime)
+        if ok and not WARMED.is_set() and time.monotonic() - started < WARM_UP_SECONDS:
+            return False, "warming up"
+        return ok, message
+
+    Runtime.is_ready_for_browser_connection = property(ready)  # type: ignore[method-assign]
 
 
 def main() -> None:
     PagesManager.uses_pages_directory = False
     # A server keeps the store's DuckDB instance open between queries (perfboard.db.keep_open).
     os.environ.setdefault("PERFBOARD_KEEP_STORE_OPEN", "1")
+    ready_once_warm(time.monotonic())
     threading.Thread(target=warm_up, name="perfboard-warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
     cli.main()

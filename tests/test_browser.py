@@ -6,6 +6,7 @@ in which case a missing browser fails. Screenshots land in test-artifacts/.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -69,11 +70,11 @@ def serving(db: Path) -> Iterator[str]:
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            try:
+            # 503 while the server warms up (scripts/serve.py), no answer before it listens
+            with contextlib.suppress(requests.ConnectionError):
                 if requests.get(f"{url}/_stcore/health", timeout=1).ok:
                     break
-            except requests.ConnectionError:
-                time.sleep(0.3)
+            time.sleep(0.3)
         else:
             pytest.fail("streamlit did not start within 60 s")
         yield url

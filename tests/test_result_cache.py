@@ -345,11 +345,48 @@ def test_a_fresh_server_reads_the_summary_before_its_first_page(
     ui.warm_up(tmp_path / "no store yet.duckdb")  # nothing to read: no error
     write_records([result("ernie", b, 1, 10.0 + b) for b in (1, 2)], tmp_path / "a.jsonl")
     assert ingest("results", str(tmp_path / "a.jsonl")) == 0
+    ui.RESULTS.clear()
+    ui.WARM.clear()
     ui.warm_up(db_path)
+    assert ui.WARM.is_set()  # scripts/serve.py's health says ready from here on
     kept = ui._summaries(db_path)
     assert kept.reads == [None]
     latest = ui.query(queries.latest_per_series, None, 500)
     assert sorted(latest.latest) == [11.0, 12.0] and kept.reads == [None]  # nothing read again
+    # What every page starts from is cached too, under the key the page asks with.
+    warmed = {key[0] for key in ui.RESULTS._entries}
+    for fn, args in ui._shared_reads():
+        assert ui._key(fn, db_path, args)[0] in warmed
+    assert {"perfboard.ops.matched_results", "perfboard.queries.store.series_catalog"} <= warmed
+
+
+def test_the_server_is_ready_for_browsers_once_warmed_up() -> None:
+    """scripts/serve.py: /_stcore/health (Streamlit's readiness) says no while perfboard
+    warms up, and yes once it has, or once the deadline has passed."""
+    import asyncio
+
+    from streamlit.runtime.runtime import Runtime
+
+    from scripts import serve
+
+    class Started:  # a runtime past its start, as Streamlit's readiness reads it
+        _state = "running"
+
+    original = Runtime.__dict__["is_ready_for_browser_connection"]
+    try:
+        serve.WARMED.clear()
+        serve.ready_once_warm(time.monotonic())
+        ask = Runtime.is_ready_for_browser_connection.fget
+        assert asyncio.run(ask(Started())) == (False, "warming up")
+        serve.WARMED.set()
+        assert asyncio.run(ask(Started())) == (True, "ok")
+        serve.WARMED.clear()
+        Runtime.is_ready_for_browser_connection = original
+        serve.ready_once_warm(time.monotonic() - serve.WARM_UP_SECONDS)  # past the deadline
+        ask = Runtime.is_ready_for_browser_connection.fget
+        assert asyncio.run(ask(Started())) == (True, "ok")
+    finally:
+        Runtime.is_ready_for_browser_connection = original
 
 
 def test_a_summary_read_on_an_older_snapshot_than_the_log_reads_those_series_again() -> None:

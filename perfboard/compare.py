@@ -555,7 +555,8 @@ def variant_ratios(
     chosen = pairs[pairs.metric == metric]
     ids = tuple(sorted({int(i) for i in chosen.ours_id} | {int(i) for i in chosen.theirs_id}))
     if not ids:
-        ratios = pairs_over_time(pd.DataFrame(columns=["series_id", "measured_at"]), chosen)
+        no_points = pd.DataFrame(columns=["series_id", "measured_at", "version", "value"])
+        ratios = pairs_over_time(no_points, chosen)
         return ratios, where_we_lose(ratios)
     points = series_points(conn, ids, max(100, max_points // len(ids)))
     ratios = pairs_over_time(points[points.status == "ok"], chosen)

@@ -158,6 +158,15 @@ def test_bert_qat_pairs_int8_with_fp32(demo_db: Path) -> None:
     assert compare.where_we_lose(ratios).empty  # INT8 wins in both pairs
 
 
+def test_variant_ratios_of_a_metric_no_pair_has(demo_db: Path) -> None:
+    """What Paired variants asks for a metric none of the pairs measures (a link from
+    before an ingest): no ratio and no loss, not a KeyError on the empty points."""
+    conn = db.connect(demo_db, read_only=True)
+    ratios, lose = compare.variant_ratios(conn, "precision", "no such metric", 20_000)
+    conn.close()
+    assert ratios.empty and lose.empty and "ratio" in ratios.columns
+
+
 def test_op_benchmarks_pair_paddle_with_tensorflow(demo_db: Path) -> None:
     pairs, ratios = demo_pairs(demo_db, "framework")
     assert set(pairs.ours) == {"paddle"} and set(pairs.theirs) == {"tensorflow"}

@@ -31,7 +31,7 @@ import duckdb
 import pandas as pd
 from altair.utils.data import to_values
 
-from perfboard import charts, queries
+from perfboard import charts, drawing, queries
 from perfboard.links import pr_link, pr_url, safe_https
 from perfboard.markup import gfm_escape
 from perfboard.wording import ratio_words
@@ -480,13 +480,10 @@ def _inline(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 def write_pngs(report: Report, folder: Path) -> Callable[[Chart], str]:
     """An `images` for to_markdown that draws each chart to a PNG in `folder`."""
-    from perfboard.fonts import vl_convert
-
-    vlc = vl_convert()
 
     def draw(chart: Chart) -> str:
         name = f"{report.stem}-{chart.name}.png"
-        png = vlc.vegalite_to_png(_spec(chart), scale=2)
+        png = drawing.png(_spec(chart), scale=2)
         (folder / name).write_bytes(png)
         return name
 
@@ -528,14 +525,12 @@ def _html_cell(cell: Cell) -> str:
 def _svg(spec: str) -> str:
     """A chart's SVG, by its Vega-Lite spec (JSON text): the same chart is drawn once.
 
-    vl-convert holds the GIL while it draws (0.3-0.5 s a chart): under a team's load the
-    report preview's SVGs were a fifth of the server's Python time. An ingest makes every
-    report cold again, but a past week's charts mostly show the same points: their spec,
-    data included, is the same text, and their SVG comes from here (64 at most: a few MB).
+    A chart costs 0.25-0.5 s to draw (in the server, in its drawing process: see
+    perfboard.drawing). An ingest makes every report cold again, but a past week's charts
+    mostly show the same points: their spec, data included, is the same text, and their
+    SVG comes from here (64 at most: a few MB).
     """
-    from perfboard.fonts import vl_convert
-
-    return vl_convert().vegalite_to_svg(json.loads(spec))
+    return drawing.svg(json.loads(spec))
 
 
 def to_html(report: Report, spec: Callable[[Chart], dict] | None = None) -> str:
@@ -612,10 +607,7 @@ class Rendered:
 
     def pngs(self) -> dict[str, bytes]:
         """The Markdown's chart images, PNG by file name."""
-        from perfboard.fonts import vl_convert
-
-        vlc = vl_convert()
-        return {name: vlc.vegalite_to_png(spec, scale=2) for name, spec in self.charts.items()}
+        return {name: drawing.png(spec, scale=2) for name, spec in self.charts.items()}
 
 
 def render(conn: duckdb.DuckDBPyConnection, monday: date, project: str | None) -> Rendered:

@@ -45,9 +45,10 @@ def warm_up() -> None:
     while not runtime.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     try:
-        from perfboard import db, ui
+        from perfboard import db, drawing, ui
 
         ui.warm_up(db.db_path())
+        drawing.start()  # the report's charts drawn without holding the server's GIL
     finally:
         WARMED.set()
 

@@ -151,6 +151,30 @@ def hostile_store(tmp_path: Path) -> Path:
     return target
 
 
+def test_the_servers_drawing_process_draws_the_same_charts(demo: Path) -> None:
+    """The server draws the report's charts in a process of its own (perfboard.drawing),
+    without holding its GIL: the same SVG and PNG bytes as drawn here; a chart vl-convert
+    cannot draw is its error still."""
+    from perfboard import drawing
+
+    conn = db.connect(demo, read_only=True)
+    here = report.render(conn, W06, None)
+    report._svg.cache_clear()
+    drawing.start()
+    try:
+        assert drawing.drawing_pid() not in (None, os.getpid())
+        apart = report.render(conn, W06, None)
+        assert apart.html == here.html and apart.html.count("<svg") == 2
+        assert apart.pngs() == here.pngs()
+        with pytest.raises(ValueError, match="could not draw"):
+            drawing.svg({"mark": "no such mark"})
+    finally:
+        drawing.stop()
+        report._svg.cache_clear()
+        conn.close()
+    assert drawing.drawing_pid() is None
+
+
 def test_hostile_text_is_inert_in_both_formats(tmp_path: Path) -> None:
     store = hostile_store(tmp_path)
     conn = db.connect(store, read_only=True)

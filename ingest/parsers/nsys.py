@@ -96,15 +96,24 @@ _OLD_TITLES = {
     "NVTX Range Statistics": "nvtx_sum",
 }
 _REPORT = r"([A-Za-z][A-Za-z0-9_]*)"
-_HEADINGS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\*\* [^\n]*?\(" + _REPORT + r"\):"),
-    re.compile(r"Executing '" + _REPORT + r"' stats report"),
-    re.compile(r"Exporting \[[^\]\n]*?" + _REPORT + r"\.py "),
+_EXECUTING = re.compile(r"Executing '" + _REPORT + r"' stats report")
+# The headings ``LEAD [^...]*? REPORT TAIL`` (a lazy run, then the report): found as a lead
+# that takes the run whole (group 1), then the report searched in it, its leftmost match
+# being the lazy one's (and a run ends at a character the tail cannot hold, but for the
+# "]" of ``.py]``, the one character past it). The lazy run tried a report at every
+# character, backtracking each time: 2-3x slower.
+_LAZY_HEADINGS: tuple[tuple[re.Pattern[str], re.Pattern[str], int], ...] = (
+    # ** CUDA API Summary (cuda_api_sum):
+    (re.compile(r"\*\* ([^\n]*)"), re.compile(r"\(" + _REPORT + r"\):"), 0),
+    # Processing [report.sqlite] with [/opt/.../reports/cuda_api_sum.py]...
+    (
+        re.compile(r"Processing \[[^\]\n]*\] with \[([^\]\n]*)"),
+        re.compile(_REPORT + r"\.py\]"),
+        1,
+    ),
+    # Exporting [/soft/.../reports/gputrace.py report1.sqlite] to console...
+    (re.compile(r"Exporting \[([^\]\n]*)"), re.compile(_REPORT + r"\.py "), 0),
 )
-# ``Processing [...] with [<path>/<report>.py]``: the path taken whole (greedy, no
-# backtracking at every character of it, 3x faster), the report the last name in it.
-_PROCESSING = re.compile(r"Processing \[[^\]\n]*\] with \[([^\]\n]*)\.py\]")
-_LAST_NAME = re.compile(_REPORT + r"\Z")
 # Every old title holds "Statistics" once: one scan for the word, then which title it ends.
 _STATISTICS = re.compile("Statistics")
 _TITLE_AT = tuple((title, title.index("Statistics")) for title in _OLD_TITLES)
@@ -175,20 +184,18 @@ def _hits(text: str) -> list[tuple[int, str, str]]:
     once: no two hits share a position (each pattern starts with its own literal, and the
     two forms of a header or trace exclude each other).
     """
-    found: list[tuple[int, str, str]] = []
-    for pattern in _HEADINGS:
-        found += [(m.start(), "heading", m[1]) for m in pattern.finditer(text)]
-    # As ``Processing \[[^\]\n]*\] with \[[^\]\n]*?<report>\.py\]`` finds them: a path
-    # whose last name is no report is no match here, and the search goes on after its
-    # first character, as finditer's would.
-    pos = 0
-    while (m := _PROCESSING.search(text, pos)) is not None:
-        last = _LAST_NAME.search(m[1])
-        if last is None:
-            pos = m.start() + 1
-            continue
-        found.append((m.start(), "heading", last[1]))
-        pos = m.end()
+    found = [(m.start(), "heading", m[1]) for m in _EXECUTING.finditer(text)]
+    for lead, tail, past in _LAZY_HEADINGS:
+        # finditer's walk: after a match, on from its end; after none, from the next
+        # character.
+        pos = 0
+        while (m := lead.search(text, pos)) is not None:
+            report = tail.search(text, m.start(1), m.end(1) + past)
+            if report is None:
+                pos = m.start() + 1
+                continue
+            found.append((m.start(), "heading", report[1]))
+            pos = report.end()
     for m in _STATISTICS.finditer(text):
         at = m.start()
         for title, offset in _TITLE_AT:

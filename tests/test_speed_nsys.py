@@ -66,10 +66,14 @@ def fixture_text(name: str) -> str:
 # -- variants -----------------------------------------------------------------------------
 
 
+def _is_csv(line: str) -> bool:
+    return "," in line and "  " not in line
+
+
 def _map_rows(text: str, change: Callable[[str, int], str]) -> str:
     out = []
     for i, line in enumerate(text.split("\n")):
-        cells = line.split()
+        cells = line.split(",") if _is_csv(line) else line.split()
         is_row = len(cells) > 4 and cells[0].replace(",", "").replace(".", "", 1).isdigit()
         out.append(change(line, i) if is_row else line)
     return "\n".join(out)
@@ -77,11 +81,29 @@ def _map_rows(text: str, change: Callable[[str, int], str]) -> str:
 
 def _swap_number(line: str, i: int, values: tuple[str, ...]) -> str:
     """The line with one of its numbers (which one and what by: i) made another value."""
+    value = values[i % len(values)]
+    if _is_csv(line):
+        cells = line.split(",")
+        k = i % (len(cells) - 1)
+        cells[k] = f'"{value}"' if "," in value else value
+        return ",".join(cells)
     numbers = list(re.finditer(r"(?<![\w.,])[\d,]+(?:\.\d+)?(?![\w.,])", line))
     if not numbers:
         return line
     m = numbers[i % len(numbers)]
-    return line[: m.start()] + values[i % len(values)] + line[m.end() :]
+    return line[: m.start()] + value + line[m.end() :]
+
+
+def _drop_cell(line: str, i: int) -> str:
+    if _is_csv(line):
+        return re.sub(r",[^,]*", "", line, count=1)
+    return re.sub(r"\s+\S+", "", line, count=1)
+
+
+def _commas(line: str, i: int) -> str:
+    if _is_csv(line):
+        return re.sub(r"(?<=,)(\d+)(\d{3})(?=,)", r'"\1,\2"', line, count=2)
+    return re.sub(r"(\d)(\d{3})(?!\d)", r"\1,\2", line, count=2)
 
 
 ODD_VALUES = (
@@ -130,16 +152,14 @@ def variants(text: str) -> dict[str, str]:
         "units usec": text.replace("(ns)", "(usec)"),
         "units unknown": text.replace("(ns)", "(ks)"),
         "no rule": re.sub(r"\n[ -]*-{3,}[ -]*\n", "\n", text, count=2),
-        "missing cells": _map_rows(text, lambda line, i: re.sub(r"\s+\S+", "", line, count=1)),
+        "missing cells": _map_rows(text, _drop_cell),
         "short rows": _map_rows(text, lambda line, i: line[: len(line) // 3]),
         "odd values": _map_rows(text, lambda line, i: _swap_number(line, i, ODD_VALUES)),
         "odd values 2": _map_rows(text, lambda line, i: _swap_number(line, i * 7 + 3, ODD_VALUES)),
         "absurd times": _map_rows(
             text, lambda line, i: _swap_number(line, i, ("86400000000001", "9" * 16, "1e14"))
         ),
-        "commas": _map_rows(
-            text, lambda line, i: re.sub(r"(\d)(\d{3})(?!\d)", r"\1,\2", line, count=2)
-        ),
+        "commas": _map_rows(text, _commas),
         "same names": _map_rows(text, lambda line, i: line[:-12] + "kernel_x    "),
         "share over 100": _map_rows(text, lambda line, i: line.replace("0.0", "100.5", 1)),
         "no headings": re.sub(r"\*\* |Processing \[|CUDA [A-Za-z ]*Statistics", "", text),

@@ -96,27 +96,32 @@ _OLD_TITLES = {
     "NVTX Range Statistics": "nvtx_sum",
 }
 _REPORT = r"([A-Za-z][A-Za-z0-9_]*)"
-_EXECUTING = re.compile(r"Executing '" + _REPORT + r"' stats report")
-# The headings ``LEAD [^...]*? REPORT TAIL`` (a lazy run, then the report): found as a lead
-# that takes the run whole (group 1), then the report searched in it, its leftmost match
-# being the lazy one's (and a run ends at a character the tail cannot hold, but for the
-# "]" of ``.py]``, the one character past it). The lazy run tried a report at every
-# character, backtracking each time: 2-3x slower.
-_LAZY_HEADINGS: tuple[tuple[re.Pattern[str], re.Pattern[str], int], ...] = (
+# A report after a path: the run of name characters before ".py", from its first letter
+# (the leftmost match of a lazy ``[^\]\n]*?<report>\.py``), found by taking the path up to
+# the character before that run (not a name character) whole: the lazy run tried a report
+# at every character of the path, backtracking each time (2-3x slower).
+_NOT_NAME = r"[^A-Za-z0-9_\]\n]"
+_PATH_REPORT = r"[0-9_]*([A-Za-z][A-Za-z0-9_]*+)"
+_HEADINGS: tuple[re.Pattern[str], ...] = (
     # ** CUDA API Summary (cuda_api_sum):
-    (re.compile(r"\*\* ([^\n]*)"), re.compile(r"\(" + _REPORT + r"\):"), 0),
+    re.compile(r"\*\* [^\n]*?\(([A-Za-z][A-Za-z0-9_]*+)\):"),
     # Processing [report.sqlite] with [/opt/.../reports/cuda_api_sum.py]...
-    (
-        re.compile(r"Processing \[[^\]\n]*\] with \[([^\]\n]*)"),
-        re.compile(_REPORT + r"\.py\]"),
-        1,
+    re.compile(
+        r"Processing \[[^\]\n]*\] with \[(?:[^\]\n]*" + _NOT_NAME + ")?" + _PATH_REPORT + r"\.py\]"
     ),
-    # Exporting [/soft/.../reports/gputrace.py report1.sqlite] to console...
-    (re.compile(r"Exporting \[([^\]\n]*)"), re.compile(_REPORT + r"\.py "), 0),
+    # Exporting [/soft/.../reports/gputrace.py report1.sqlite] to console... (lazy: the
+    # first ".py " after a report)
+    re.compile(r"Exporting \[(?:[^\]\n]*?" + _NOT_NAME + ")??" + _PATH_REPORT + r"\.py "),
+    # [5/8] Executing 'cuda_api_sum' stats report
+    re.compile(r"Executing '" + _REPORT + r"' stats report"),
 )
-# Every old title holds "Statistics" once: one scan for the word, then which title it ends.
+# Every old title holds "Statistics" once: one scan for the word, then the titles whose
+# four characters before it are the text's (title, where the word is in it).
 _STATISTICS = re.compile("Statistics")
-_TITLE_AT = tuple((title, title.index("Statistics")) for title in _OLD_TITLES)
+_TITLES_BEFORE: dict[str, list[tuple[str, int]]] = {}
+for _title, _at in ((t, t.index("Statistics")) for t in _OLD_TITLES):
+    _TITLES_BEFORE.setdefault(_title[_at - 4 : _at], []).append((_title, _at))
+del _title, _at
 # A header in columns or in CSV (group 1: the comma), a trace in CSV or in columns.
 _HEADER = re.compile(r"Time ?\(%\)(?:[ \t]+|(,)[ \t]*)Total Time")
 _TRACE = re.compile(r"Start ?\([a-z]+\)(?:([ \t]*,[ \t]*)|[ \t]+)Duration ?\([a-z]+\)")
@@ -180,25 +185,17 @@ def _hits(text: str) -> list[tuple[int, str, str]]:
     """(position, kind, report name) of every heading, old title, header and trace header,
     in text order: kind "heading" (an old title too), "text", "csv", "trace", "trace text".
 
-    One literal-led ``finditer`` per pattern (seven scans of the text), collected and sorted
-    once: no two hits share a position (each pattern starts with its own literal, and the
-    two forms of a header or trace exclude each other).
+    One literal-led ``finditer`` per pattern (seven scans of the text, where the fifteen
+    patterns of before took fifteen), collected and sorted once: no two hits share a
+    position (each pattern starts with its own literal, and the two forms of a header or
+    trace exclude each other).
     """
-    found = [(m.start(), "heading", m[1]) for m in _EXECUTING.finditer(text)]
-    for lead, tail, past in _LAZY_HEADINGS:
-        # finditer's walk: after a match, on from its end; after none, from the next
-        # character.
-        pos = 0
-        while (m := lead.search(text, pos)) is not None:
-            report = tail.search(text, m.start(1), m.end(1) + past)
-            if report is None:
-                pos = m.start() + 1
-                continue
-            found.append((m.start(), "heading", report[1]))
-            pos = report.end()
+    found = []
+    for pattern in _HEADINGS:
+        found += [(m.start(), "heading", m[1]) for m in pattern.finditer(text)]
     for m in _STATISTICS.finditer(text):
         at = m.start()
-        for title, offset in _TITLE_AT:
+        for title, offset in _TITLES_BEFORE.get(text[at - 4 : at], ()) if at >= 4 else ():
             if at >= offset and text.startswith(title, at - offset):
                 found.append((at - offset, "heading", _OLD_TITLES[title]))
     found += [(m.start(), "csv" if m[1] else "text", "") for m in _HEADER.finditer(text)]
@@ -351,6 +348,7 @@ def _text_table(doc: DocText, start: int, end: int, report: str) -> tuple[list[I
     width = len(layout.names)
     last = width - 1  # the name: the rest of the line, spaces and all
     pct = layout.pct
+    numeric = _NUMERIC
     # The rows: one find and one split a line (a blank line splits into no cells). The
     # cells before the name hold no white space, so only the name is stripped.
     pos = rule_end + 1
@@ -361,7 +359,7 @@ def _text_table(doc: DocText, start: int, end: int, report: str) -> tuple[list[I
             stop = size
         line = text[pos:stop]
         parts = line.split(None, last)
-        if len(parts) < width or not parts[pct].replace(",", "").replace(".", "", 1).isdigit():
+        if len(parts) < width or not (numeric.get(parts[pct]) or _numeric_share(parts[pct])):
             if parts and _numeric(parts[0]):
                 items.append(_problem(line_no, "nsys row cut short", line))
                 resume = stop
@@ -377,6 +375,20 @@ def _text_table(doc: DocText, start: int, end: int, report: str) -> tuple[list[I
 
 def _numeric(cell: str) -> bool:
     return bool(cell) and cell.replace(",", "").replace(".", "", 1).isdigit()
+
+
+# The Time (%) cells found numeric (_numeric): few distinct ones, read again and again.
+_NUMERIC: dict[str, bool] = {}
+
+
+def _numeric_share(cell: str) -> bool:
+    """_numeric, the True answers kept in _NUMERIC."""
+    if not _numeric(cell):
+        return False
+    if len(_NUMERIC) >= 4096:
+        _NUMERIC.clear()
+    _NUMERIC[cell] = True
+    return True
 
 
 # -- CSV format -----------------------------------------------------------------------

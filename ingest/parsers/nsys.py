@@ -46,8 +46,12 @@ Decisions:
   number is a Problem for its row, the next rows are read; a table whose Time (%) adds up
   to clearly less than 100 was cut: a warning says so.
 
-Speed: literal-led ``re.finditer`` for headers and headings; a column table's lines are
-split with ``str.split``, a CSV block read with the csv module (pyarrow for a trace).
+Speed: seven literal-led ``re.finditer`` scans find every header and heading (_hits);
+a column table's layout is worked out once per header (_TEXT_LAYOUTS), its lines split
+with ``str.split``, a CSV block read with the csv module (pyarrow for a trace). A row's
+cells are converted inline (_events: float, the unit's divisor or factor, the range
+checks of _event, Time (%) as a share looked up by its cell); a row with any cell in
+doubt is read again by _event, which says why.
 """
 
 from __future__ import annotations

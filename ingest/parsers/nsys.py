@@ -483,9 +483,10 @@ def _events(
             except ValueError:
                 ok = False
             if ok:
+                key = (cells[ni], cells[si] if si >= 0 else "")
                 # ProfileEvent's fields in order (_FIELDS): positional is twice as fast.
                 event = ProfileEvent(
-                    cells[ni],
+                    key[0],
                     int(calls),
                     total,
                     None,
@@ -499,19 +500,20 @@ def _events(
                     0,
                     "",
                     section,
-                    cells[si] if si >= 0 else "",
+                    key[1],
                     0,
                     line_no,
                     raw,
                 )
+                listed += ratio  # >= 0.0: as "event.ratio or 0.0" adds it
         if event is None:
             try:
                 event = _event(cells, layout, line_no, raw)
             except _Bad as bad:
                 items.append(_problem(line_no, f"nsys row: {bad}", raw))
                 continue
-        listed += event.ratio or 0.0
-        key = (event.event, event.place)
+            listed += event.ratio or 0.0
+            key = (event.event, event.place)
         first = events.setdefault(key, event)
         if first is not event:
             _merge(first, event)

@@ -118,6 +118,10 @@ LOG = document(MODERN / "trtexec" / "hackathon-cookbook_result-03_trt86.log").te
 JOINED = document(MODERN / "trtexec" / "yolo-on-jetson-4_summary-lines-joined.md").text
 OLD = document(MODERN / "trtexec" / "tensorrt-2054_trt7-host-latency-block.md").text
 E2E = document(MODERN / "trtexec" / "yolov7-triton-readme_trt82-e2e.md").text
+TRACE_ONLY = document(MODERN / "trtexec" / "tensorrt-1243_trt7-trace-only.md").text
+# Trace lines no summary follows: their values are stored (window means), not only checked.
+WINDOWS = TRACE[: TRACE.index("\n\n[06/26/2023-11:30:51] [I] === Performance")]
+LOG_WINDOWS = LOG[: LOG.index("=== Performance summary ===")]
 
 
 @pytest.mark.parametrize("text", [SAMPLE, TRACE, LOG], ids=["sample", "trace", "log"])
@@ -203,6 +207,44 @@ EDITS = [
     ("\n[10/03/2024-10:47:59] [I] Throughput", "\n\n[10/03/2024-10:47:59] [I] Throughput"),
     ("\n[10/03/2024-10:47:59] [I] Enqueue", "\n\n\n[10/03/2024-10:47:59] [I] Enqueue"),
     ("GPU latency: 4.24171 ms", "GPU latency: 4.24171 us"),
+    ("GPU latency: 4.24171 ms", "GPU latency: 4.24171 s"),
+    ("Host latency: 4.29793 ms", "Host latency: 4.29793 s"),
+    ("(enqueue 1.81771 ms)", "(enqueue 1.81771 s)"),
+    ("(end to end 6.07249 ms", "(end to end 6.07249 s"),
+    ("(end to end 6.07249 ms", "(end to end 6.07249e3 ms"),
+    ("(end to end 6.07249 ms, ", "("),
+    (", enqueue 0.489038 ms)", ")"),
+    ("GPU latency: 0.0433136 ms", "GPU latency: 0.0433136 s"),
+    # The lines after a trace's first one are read on without a search: edits there too.
+    ("GPU latency: 4.24151 ms", "GPU latency: 4.24151 s"),
+    ("Host latency: 4.30073 ms", "Host latency: 4.30073 us"),
+    ("(enqueue 1.79398 ms)", "(enqueue 1.79398 s)"),
+    ("GPU latency: 4.24223 ms", "GPU latency: 4.24223e1 ms"),
+    ("GPU latency: 4.24223 ms", "GPU latency: 1e999 ms"),
+    ("GPU latency: 4.24223 ms", "GPU latency: 99999999999 ms"),
+    ("Average on 10 runs - GPU latency: 4.24048", "Average on 20 runs - GPU latency: 4.24048"),
+    (
+        "[I] Average on 10 runs - GPU latency: 4.24048",
+        "[I] Host Latency\n[I] Average on 10 runs - GPU latency: 4.24048",
+    ),
+    ("[I] Average on 10 runs - GPU latency: 4.24048", "Average on 10 runs - GPU latency: 4.24048"),
+    (
+        "[I] Average on 10 runs - GPU latency: 4.24048",
+        "[I] x Average on 10 runs - GPU latency: 4.24048",
+    ),
+    (
+        "[I] Average on 10 runs - GPU latency: 4.24048",
+        "&&&& PASSED TensorRT.trtexec [TensorRT v8600] # Average on 10 runs - GPU latency: 4.24048",
+    ),
+    (
+        "[I] Average on 10 runs - GPU latency: 4.24048",
+        "[I] Throughput: 5 qps Average on 10 runs - GPU latency: 4.24048",
+    ),
+    ("GPU latency: 3.05674 ms", "GPU latency: 3.05674 s"),
+    ("(end to end 6.04717 ms, ", "(end to end 6.04717 us, "),
+    ("enqueue 0.478613 ms)", "enqueue 0.478613 s)"),
+    ("Host latency: 0.0518692 ms", "Host latency: 0.0518692 sec"),
+    ("Average on 10 runs - GPU latency: 3.05674", "Average on 7 runs - GPU latency: 3.05674"),
     ("GPU latency: 4.24171 ms", "GPU latency: 4.24171e0 ms"),
     ("GPU latency: 4.24171 ms", "GPU latency: 1e999 ms"),
     ("GPU latency: 4.24171 ms", "GPU latency: -4.2 ms"),
@@ -224,7 +266,7 @@ EDITS = [
 
 @pytest.mark.parametrize("old,new", EDITS)
 def test_edited_documents_read_the_same_both_ways(old: str, new: str) -> None:
-    for text in (SAMPLE, TRACE, LOG, JOINED, OLD, E2E):
+    for text in (SAMPLE, TRACE, LOG, JOINED, OLD, E2E, TRACE_ONLY, WINDOWS, LOG_WINDOWS):
         if old in text:
             same(text.replace(old, new))
             same(text.replace(old, new, 1))
@@ -322,7 +364,7 @@ def test_random_edits_of_summary_and_trace_lines_read_the_same_both_ways() -> No
     """Seeded: a few hundred documents, each with one to three random edits (a token put
     in, a character taken out or replaced) on the lines a fast path reads."""
     rng = random.Random(15)
-    texts = [SAMPLE, TRACE, E2E, JOINED]
+    texts = [SAMPLE, TRACE, E2E, JOINED, TRACE_ONLY, WINDOWS]
     for _ in range(400):
         text = rng.choice(texts)
         for _ in range(rng.randint(1, 3)):

@@ -285,6 +285,15 @@ _TRACE_FIELDS = (
     ("e2e", "e2e_latency"),
     ("enq", "enqueue_time"),
 )
+# A line whose content is all one trace line of TensorRT 7 to 10, in ms: a subset of
+# _TRACE7 at the start of the content, its captures the same.
+_FAST_TRACE = re.compile(
+    r"(?>\s*(?:\[[^\]\n]*\]\s*)*)Average on (?P<n>[0-9]+) runs"
+    rf" - GPU latency: (?P<gpu>{_FAST_NUM}) ms"
+    rf" - Host latency: (?P<host>{_FAST_NUM}) ms(?: \((?:end to end (?P<e2e>{_FAST_NUM}) ms)?"
+    rf"(?:, )?(?:enqueue (?P<enq>{_FAST_NUM}) ms)?\))?[ \t]*"
+)
+_FAST_TRACE_FIELDS = tuple(name for name, _ in _TRACE_FIELDS)
 # The (value, unit) groups each trace pattern has, in _TRACE_FIELDS order.
 _TRACE_GROUPS = {
     pattern: [(name, f"{name}_u") for name, _ in _TRACE_FIELDS if name in pattern.groupindex]
@@ -355,6 +364,10 @@ class _Context:
     bounds: list[int]  # offsets where a trtexec run starts (RUNNING) or ends (PASSED)
     kinds: dict[str, list[tuple[int, Any]]]
     closing: dict[int, tuple[dict[str, str], str]]  # run -> flags, version of its &&&& end
+    # The offsets of every kind's lines, in order: where the settings of a position change
+    # (with the run bounds). The settings made for each such stretch (_settings_at).
+    marks: list[int] = field(default_factory=list)
+    settings: dict[tuple[int, int], _Settings] = field(default_factory=dict)
 
     def run_of(self, pos: int) -> int:
         return bisect.bisect_right(self.bounds, pos)
@@ -435,6 +448,7 @@ def _parse(doc: DocText, fast: bool) -> Iterator[Item]:
             items.extend(_trace_items(trace, ctx(), summary_follows))
         trace = None
 
+    settings_of = _settings_at if fast else _settings
     if fast:
         next_hit = _Entries(text).next
     else:
@@ -449,28 +463,37 @@ def _parse(doc: DocText, fast: bool) -> Iterator[Item]:
         if kind == "trace":
             resume = end + 1
             entry = _trace_line(line, fast)
-            if entry is None:
-                continue
-            runs = entry[0]
-            if trace is not None and (
-                ctx().run_of(start) != ctx().run_of(trace.start)
-                or (runs is not None and trace.runs and runs != trace.runs)
-            ):
-                close_trace(False)
-            if trace is None:
-                trace = _Trace(start, doc.line_at(start), runs or 0)
-            elif not trace.runs and runs:
-                trace.runs = runs
-            _add_trace_line(trace, entry, doc.line_at(start), line, fast)
+            while entry is not None:
+                runs = entry[0]
+                if trace is not None and (
+                    ctx().run_of(start) != ctx().run_of(trace.start)
+                    or (runs is not None and trace.runs and runs != trace.runs)
+                ):
+                    close_trace(False)
+                if trace is None:
+                    trace = _Trace(start, doc.line_at(start), runs or 0)
+                elif not trace.runs and runs:
+                    trace.runs = runs
+                _add_trace_line(trace, entry, doc.line_at(start), line, fast)
+                if not fast or resume >= len(text):
+                    break
+                # The next line, when its content is a whole trace line, is the next entry
+                # point (its anchor is in it; any other on it would read nothing): read on
+                # without a search.
+                start, end = resume, text.find("\n", resume)
+                end = len(text) if end < 0 else end
+                if (entry := _whole_trace(text, start, end)) is not None:
+                    line = text[start:end]
+                    resume = end + 1
             continue
         if kind == "header":
             if _content(line).strip("`'\" \t") != "=== Performance summary ===":
                 continue  # prose that names the header
-            summary = _read_summary(doc, end + 1, (start, line), _settings(ctx(), start), fast)
+            summary = _read_summary(doc, end + 1, (start, line), settings_of(ctx(), start), fast)
         elif kind == "line":
             if not _starts_summary(line):
                 continue
-            summary = _read_summary(doc, start, None, _settings(ctx(), start), fast)
+            summary = _read_summary(doc, start, None, settings_of(ctx(), start), fast)
         else:
             if _content(line).strip() not in ("Host Latency", "Host latency"):
                 continue
@@ -952,6 +975,17 @@ def _add_trace_line(
         trace.counts[name] = trace.counts.get(name, 0) + 1
 
 
+def _whole_trace(text: str, start: int, end: int) -> tuple[int, dict[str, tuple[str, str]]] | None:
+    """_trace_line of text[start:end] when its content is all one trace line of TensorRT 7
+    to 10 in ms (_FAST_TRACE), else None."""
+    m = _FAST_TRACE.fullmatch(text, start, end)
+    if m is None:
+        return None
+    return int(m["n"]), {
+        name: (value, "ms") for name in _FAST_TRACE_FIELDS if (value := m[name]) is not None
+    }
+
+
 def _trace_ms(num: str, unit: str) -> float:
     """_time(f"{num} {unit}", "trace"): a value in ms as it is, when _time would take it
     as it is (ms converts to itself: _MS_AS_IS), without a match and a unit lookup."""
@@ -1155,6 +1189,16 @@ def _apply(m: Measurement, settings: _Settings) -> None:
     m.warmup = settings.warmup
 
 
+def _settings_at(context: _Context, pos: int) -> _Settings:
+    """_settings(context, pos), made once for the positions that have the same context lines
+    before them in the same run (shared: nobody changes a _Settings)."""
+    key = (bisect.bisect_left(context.marks, pos), bisect.bisect_right(context.bounds, pos))
+    settings = context.settings.get(key)
+    if settings is None:
+        settings = context.settings[key] = _settings(context, pos)
+    return settings
+
+
 def _settings(context: _Context, pos: int) -> _Settings:
     settings = _Settings()
     closing_flags, closing_version = context.closing.get(context.run_of(pos), (None, ""))
@@ -1224,6 +1268,7 @@ def _read_context(doc: DocText) -> _Context:
             kinds.setdefault(kind, []).append((start, value))
     bounds.sort()
     context = _Context(bounds, kinds, {})
+    context.marks = sorted(offset for entries in kinds.values() for offset, _ in entries)
     for pos, flags, version in closing_at:
         context.closing.setdefault(context.run_of(pos), (flags, version))
     return context

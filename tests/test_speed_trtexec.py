@@ -312,6 +312,18 @@ def test_entry_points_at_the_very_start_of_the_line_after_a_read_one() -> None:
             same(trace.replace("1.2 ms", "1.2") + after)
 
 
+def test_trace_lines_read_on_stop_at_the_end_of_their_run() -> None:
+    """A run ends after its &&&& PASSED line: when that line is a trace line too, the
+    trace lines below it are another run's, read on or not."""
+    v7 = "[I] Average on 10 runs - GPU latency: {} ms - Host latency: 1.6 ms (enqueue 0.5 ms)\n"
+    first = "".join(v7.format(f"1.{i}") for i in range(3))
+    second = "".join(v7.format(f"2.{i}") for i in range(3))
+    passed = "&&&& PASSED TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=a.onnx "
+    for end in (passed + v7.format("3.0"), passed + "\n", "&&&& RUNNING TensorRT.trtexec\n"):
+        items = same(first + end + second)
+        assert len([i for i in items if isinstance(i, Measurement)]) == 6  # two runs
+
+
 def summary_lines() -> str:
     start = SAMPLE.index("Throughput:")
     return "\n".join(

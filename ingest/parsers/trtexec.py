@@ -463,28 +463,23 @@ def _parse(doc: DocText, fast: bool) -> Iterator[Item]:
         if kind == "trace":
             resume = end + 1
             entry = _trace_line(line, fast)
-            while entry is not None:
-                runs = entry[0]
-                if trace is not None and (
-                    ctx().run_of(start) != ctx().run_of(trace.start)
-                    or (runs is not None and trace.runs and runs != trace.runs)
-                ):
-                    close_trace(False)
-                if trace is None:
-                    trace = _Trace(start, doc.line_at(start), runs or 0)
-                elif not trace.runs and runs:
-                    trace.runs = runs
-                _add_trace_line(trace, entry, doc.line_at(start), line, fast)
-                if not fast or resume >= len(text):
-                    break
-                # The next line, when its content is a whole trace line, is the next entry
-                # point (its anchor is in it; any other on it would read nothing): read on
-                # without a search.
-                start, end = resume, text.find("\n", resume)
-                end = len(text) if end < 0 else end
-                if (entry := _whole_trace(text, start, end)) is not None:
-                    line = text[start:end]
-                    resume = end + 1
+            if entry is None:
+                continue
+            runs = entry[0]
+            if trace is not None and (
+                ctx().run_of(start) != ctx().run_of(trace.start)
+                or (runs is not None and trace.runs and runs != trace.runs)
+            ):
+                close_trace(False)
+            if trace is None:
+                trace = _Trace(start, doc.line_at(start), runs or 0)
+            elif not trace.runs and runs:
+                trace.runs = runs
+            _add_trace_line(trace, entry, doc.line_at(start), line, fast)
+            if fast and trace.runs:
+                bounds = ctx().bounds
+                run = bisect.bisect_right(bounds, trace.start)
+                resume = _read_on(trace, text, resume, bounds[run] if run < len(bounds) else -1)
             continue
         if kind == "header":
             if _content(line).strip("`'\" \t") != "=== Performance summary ===":
@@ -975,15 +970,42 @@ def _add_trace_line(
         trace.counts[name] = trace.counts.get(name, 0) + 1
 
 
-def _whole_trace(text: str, start: int, end: int) -> tuple[int, dict[str, tuple[str, str]]] | None:
-    """_trace_line of text[start:end] when its content is all one trace line of TensorRT 7
-    to 10 in ms (_FAST_TRACE), else None."""
-    m = _FAST_TRACE.fullmatch(text, start, end)
-    if m is None:
-        return None
-    return int(m["n"]), {
-        name: (value, "ms") for name in _FAST_TRACE_FIELDS if (value := m[name]) is not None
-    }
+def _read_on(trace: _Trace, text: str, pos: int, bound: int) -> int:
+    """The trace lines from pos on read into trace as the entry scan and _add_trace_line
+    would read them, while each is all one TensorRT 7-10 trace line (_FAST_TRACE) before
+    the run's end (bound, -1: none) with the trace's window size and its values in ms as
+    written; the offset of the first line not read.
+
+    Such a line is the next entry point (its anchor is in it, any other anchor on it reads
+    nothing), of the same trace (same run and window size), and _trace_ms takes its values
+    as they are: no search, no dict of strings, no problem possible. Any other line goes
+    back to the entry scan.
+    """
+    if not _MS_AS_IS:
+        return pos
+    size = len(text)
+    stop = size if bound < 0 else min(bound, size)
+    head, tail, sums, counts = trace.head, trace.tail, trace.sums, trace.counts
+    while pos < stop:
+        end = text.find("\n", pos)
+        end = size if end < 0 else end
+        m = _FAST_TRACE.fullmatch(text, pos, end)
+        if m is None or int(m["n"]) != trace.runs:
+            break
+        values = [(name, float(v)) for name in _FAST_TRACE_FIELDS if (v := m[name]) is not None]
+        if not all(0.0 <= value <= ABSURD_MS for _, value in values):
+            break
+        trace.windows += 1
+        line = text[pos:end]
+        if len(head) < _RAW_LINES:
+            head.append(line)
+        else:
+            tail.append(line)
+        for name, value in values:  # as _add_trace_line adds them, in the same order
+            sums[name] = sums.get(name, 0.0) + value
+            counts[name] = counts.get(name, 0) + 1
+        pos = end + 1
+    return pos
 
 
 def _trace_ms(num: str, unit: str) -> float:

@@ -573,10 +573,13 @@ def _read_summary(
                 read_any = True
                 summary.end = start + len(line) + 1
                 continue
-            # Fast: no label without a colon, no statistic line of an unknown metric without
-            # "min" (both patterns hold the literal): a search spared, the same answer.
-            labels = _labels(line) if not fast or ":" in line else []
-            if not labels and not _content(line).strip():
+            # Fast: the prefix found once; no label without a colon, no statistic line of an
+            # unknown metric without "min" (both patterns hold the literal): searches
+            # spared, the same answers.
+            begin = _PREFIX.match(line).end()  # type: ignore[union-attr]
+            content = line[begin:]
+            labels = _labels_in(line, content) if not fast or ":" in content else []
+            if not labels and not content.strip():
                 # A paste with empty lines between the summary's lines: read on over them.
                 if start + len(line) < len(text) and _labels(doc.line_text(start + len(line) + 1)):
                     continue
@@ -590,7 +593,9 @@ def _read_summary(
                 summary.problems.append(
                     _problem(number, f"summary line of unknown metric {unknown['label']!r}", line)
                 )
-            elif _is_warning(line):
+            elif "[W]" in line[:begin] or content.startswith("* "):
+                # trtexec's warnings below a summary: "[W] * Throughput may be bound by
+                # ...", "[W]   If ...".
                 _warning(summary, line)
                 summary.end = start + len(line) + 1
                 continue
@@ -609,16 +614,15 @@ def _read_summary(
 
 def _labels(line: str) -> list[re.Match[str]]:
     """The summary labels of a line that starts with one (after its log prefix)."""
-    content = _content(line).lstrip("`'\" \t")
+    return _labels_in(line, _content(line))
+
+
+def _labels_in(line: str, content: str) -> list[re.Match[str]]:
+    """_labels of a line whose content (_content) is known."""
+    content = content.lstrip("`'\" \t")
     offset = len(line) - len(content)
     labels = list(_LABEL.finditer(line, offset))
     return labels if labels and labels[0].start() == offset else []
-
-
-def _is_warning(line: str) -> bool:
-    """trtexec's warnings below a summary: "[W] * Throughput may be bound by ...", "[W]   If"."""
-    prefix = line[: len(line) - len(_content(line))]
-    return "[W]" in prefix or _content(line).startswith("* ")
 
 
 def _warning(summary: _Summary, line: str) -> None:

@@ -317,6 +317,13 @@ _WARMUP = re.compile(r"Warmup completed (?P<v>\d+) queries")
 _MODEL = re.compile(r"\] (?:Model|Load engine): (?P<v>\S[^\n]*?)\s*$")
 
 _LINE = attrgetter("line")
+_CONTEXT_VALUE = {
+    "device": _DEVICE,
+    "version": _VERSION,
+    "samples": _SAMPLES,
+    "warmup": _WARMUP,
+    "model": _MODEL,
+}
 _RAW_LINES = 15  # trace lines kept at each end of a trace measurement's raw text
 _MODEL_FLAGS = ("onnx", "uff", "deploy", "loadEngine")
 _PRECISION_FLAGS = ("fp16", "bf16", "fp8", "int8", "int4", "best")
@@ -368,14 +375,20 @@ class _Context:
     # (with the run bounds). The settings made for each such stretch (_settings_at).
     marks: list[int] = field(default_factory=list)
     settings: dict[tuple[int, int], _Settings] = field(default_factory=dict)
+    offsets: dict[str, list[int]] = field(default_factory=dict)  # of each kind's lines
+
+    def __post_init__(self) -> None:
+        self.offsets = {kind: [e[0] for e in entries] for kind, entries in self.kinds.items()}
 
     def run_of(self, pos: int) -> int:
         return bisect.bisect_right(self.bounds, pos)
 
     def latest(self, kind: str, pos: int) -> Any:
         """The last value of a kind before pos in pos's run, or None."""
-        entries = self.kinds.get(kind, [])
-        i = bisect.bisect_left(entries, pos, key=lambda e: e[0]) - 1
+        entries = self.kinds.get(kind)
+        if not entries:
+            return None
+        i = bisect.bisect_left(self.offsets[kind], pos) - 1
         if i >= 0 and self.run_of(entries[i][0]) == self.run_of(pos):
             return entries[i][1]
         return None
@@ -1275,14 +1288,7 @@ def _read_context(doc: DocText) -> _Context:
             if command is not None:
                 kinds.setdefault("command", []).append((start, _flags(command)))
         else:
-            pattern = {
-                "device": _DEVICE,
-                "version": _VERSION,
-                "samples": _SAMPLES,
-                "warmup": _WARMUP,
-                "model": _MODEL,
-            }[kind]
-            m = pattern.search(line, pos - start)
+            m = _CONTEXT_VALUE[kind].search(line, pos - start)
             if m is None:
                 continue
             if kind == "samples":

@@ -379,6 +379,7 @@ class _Context:
 
     def __post_init__(self) -> None:
         self.offsets = {kind: [e[0] for e in entries] for kind, entries in self.kinds.items()}
+        self.marks = sorted(offset for offsets in self.offsets.values() for offset in offsets)
 
     def run_of(self, pos: int) -> int:
         return bisect.bisect_right(self.bounds, pos)
@@ -400,7 +401,8 @@ class _Entries:
     times, "Time: min" twice, "Throughput" in the warnings) are never visited.
 
     The same hits as ingest.parsers.scan.hits from the resume point on, ties in pattern
-    order: no match of these patterns spans a line end, and resume is a line start.
+    order: no match of these patterns spans a line end or starts inside another of its
+    pattern, and resume is a line start.
     """
 
     __slots__ = ("_heap", "_text")
@@ -586,9 +588,9 @@ def _read_summary(
                 read_any = True
                 summary.end = start + len(line) + 1
                 continue
-            # Fast: the prefix found once; no label without a colon, no statistic line of an
-            # unknown metric without "min" (both patterns hold the literal): searches
-            # spared, the same answers.
+            # The prefix found once for what follows. Fast: no label without a colon in the
+            # content, no statistic line of an unknown metric without "min" (the patterns
+            # hold these literals): searches spared, the same answers.
             begin = _PREFIX.match(line).end()  # type: ignore[union-attr]
             content = line[begin:]
             labels = _labels_in(line, content) if not fast or ":" in content else []
@@ -1300,7 +1302,6 @@ def _read_context(doc: DocText) -> _Context:
             kinds.setdefault(kind, []).append((start, value))
     bounds.sort()
     context = _Context(bounds, kinds, {})
-    context.marks = sorted(offset for entries in kinds.values() for offset, _ in entries)
     for pos, flags, version in closing_at:
         context.closing.setdefault(context.run_of(pos), (flags, version))
     return context

@@ -84,25 +84,32 @@ Decisions:
   verbose explanations (``[V] Latency: the summation of ...``) and trtexec's other lines
   are not values and yield nothing.
 
-Speed: one ``re.finditer`` per literal entry point, merged in document order
-(ingest.parsers.scan.hits); only the lines of a block found are walked in Python.
+Speed: one search per literal entry point, merged in document order and searched again
+from where the reading resumes (the anchors inside a summary read are never visited);
+only the lines of a block found are walked in Python. A summary line exactly as trtexec
+prints it is read with one match (_FAST_LINE) into Measurements made whole at once, a
+trace value in ms taken as it is written; any other line goes the general way, which
+``_parse(doc, fast=False)`` keeps for every line as the reference that
+tests/test_speed_trtexec.py holds the fast way to.
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 import re
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ingest.parsers.cells import NUMBER, percentile_stat
 from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
-from perfboard.units import UnitError, normalise
+from perfboard.units import ABSURD_MS, Quantity, UnitError, converter, normalise, scaling
 
 NAME = "trtexec"
 ANCHORS: tuple[str, ...] = (
@@ -179,6 +186,53 @@ _ELISION = re.compile(r"\s*(?:\.\.\.|…)\s*$")
 _PREFIX = re.compile(r"\s*(?:\[[^\]\n]*\]\s*)*")
 _STAMP = re.compile(r"\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]")
 
+# The fast path: a summary line exactly as trtexec prints it (printPerformanceReport), read
+# with one match (and a findall for other statistics than the usual ones) instead of a
+# label dispatch and a regex per statistic. It accepts a subset of what the general
+# reading accepts and reads it the same way; any other line (other spacing or units,
+# "...", a value out of range, two labels joined on one line) goes the general way. The
+# prefix is _PREFIX then the quotes _labels strips, both possessive: the very split
+# _content and _labels make.
+_FAST_NUM = r"[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?"
+_FAST_PCT = r"[0-9]+(?:\.[0-9]+)?"
+_FAST_STAT = rf"(?:min|max|mean|median|percentile\({_FAST_PCT}%\))"
+_FAST_PART = rf" {_FAST_STAT} = {_FAST_NUM} ms"
+# What TensorRT 8.4 to 10 print by default (--percentile=90,95,99), its values captured by
+# the one match; other statistics, in any order, by findall (_FAST_PARTS).
+_FAST_USUAL = (
+    rf" min = (?P<min>{_FAST_NUM}) ms, max = (?P<max>{_FAST_NUM}) ms,"
+    rf" mean = (?P<mean>{_FAST_NUM}) ms, median = (?P<median>{_FAST_NUM}) ms,"
+    rf" percentile\((?P<pct1>{_FAST_PCT})%\) = (?P<v1>{_FAST_NUM}) ms,"
+    rf" percentile\((?P<pct2>{_FAST_PCT})%\) = (?P<v2>{_FAST_NUM}) ms,"
+    rf" percentile\((?P<pct3>{_FAST_PCT})%\) = (?P<v3>{_FAST_NUM}) ms"
+)
+_FAST_LINE = re.compile(
+    r"(?>\s*(?:\[[^\]\n]*\]\s*)*)[`'\" \t]*+"
+    r"(?:(?P<metric>End-to-End Host Latency|GPU Compute Time|Enqueue Time|H2D Latency"
+    rf"|D2H Latency|Latency):(?:{_FAST_USUAL}|(?P<stats>{_FAST_PART}(?:,{_FAST_PART})*))"
+    rf"|Throughput: (?P<qps>{_FAST_NUM}) qps"
+    rf"|(?P<total>Total Host Walltime|Total GPU Compute Time):(?P<rest> {_FAST_NUM} m?s)"
+    r")[ \t]*"
+)
+_FAST_PARTS = re.compile(rf"({_FAST_STAT}) = ({_FAST_NUM}) ms")
+# Where m.groups() of _FAST_LINE holds what _read_fast reads.
+_USUAL_MIN = _FAST_LINE.groupindex["min"] - 1
+_USUAL_PCTS = itemgetter(*(_FAST_LINE.groupindex[g] - 1 for g in ("pct1", "pct2", "pct3")))
+_USUAL_VALUES = itemgetter(
+    *(_FAST_LINE.groupindex[g] - 1 for g in ("min", "max", "mean", "median", "v1", "v2", "v3"))
+)
+_STATS = _FAST_LINE.groupindex["stats"] - 1
+# params["stat"] of a statistic as printed; percentiles are added as they are met.
+_FAST_STAT_NAMES = {"min": "min", "max": "max", "mean": "mean", "median": "median"}
+_FAST_STAT_NAMES_MAX = 256  # a log of invented percentiles grows it no further
+# The names of _FAST_USUAL's statistics by its three percentiles ("90", "95", "99").
+_FAST_USUAL_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_MS = normalise(1.0, "ms")
+# Whether a time in ms is stored as it is written (factor 1): what the fast path relies on.
+_MS_AS_IS = scaling("ms") == (0, 1.0, "time")
+_QPS = normalise(1.0, "queries/s")
+_TO_QPS = converter("queries/s")
+
 # -- the 6.x / 7.0 blocks --------------------------------------------------------------
 
 _SECTIONS = {
@@ -231,6 +285,20 @@ _TRACE_FIELDS = (
     ("e2e", "e2e_latency"),
     ("enq", "enqueue_time"),
 )
+# A line whose content is all one trace line of TensorRT 7 to 10, in ms: a subset of
+# _TRACE7 at the start of the content, its captures the same.
+_FAST_TRACE = re.compile(
+    r"(?>\s*(?:\[[^\]\n]*\]\s*)*)Average on (?P<n>[0-9]+) runs"
+    rf" - GPU latency: (?P<gpu>{_FAST_NUM}) ms"
+    rf" - Host latency: (?P<host>{_FAST_NUM}) ms(?: \((?:end to end (?P<e2e>{_FAST_NUM}) ms)?"
+    rf"(?:, )?(?:enqueue (?P<enq>{_FAST_NUM}) ms)?\))?[ \t]*"
+)
+_FAST_TRACE_FIELDS = tuple(name for name, _ in _TRACE_FIELDS)
+# The (value, unit) groups each trace pattern has, in _TRACE_FIELDS order.
+_TRACE_GROUPS = {
+    pattern: [(name, f"{name}_u") for name, _ in _TRACE_FIELDS if name in pattern.groupindex]
+    for pattern in (_TRACE7, _TRACE6, _TRACE5)
+}
 
 # -- context ---------------------------------------------------------------------------
 
@@ -248,6 +316,14 @@ _SAMPLES = re.compile(r"Timing trace (?:has (?P<q>\d+) queries|of (?P<i>\d+) ite
 _WARMUP = re.compile(r"Warmup completed (?P<v>\d+) queries")
 _MODEL = re.compile(r"\] (?:Model|Load engine): (?P<v>\S[^\n]*?)\s*$")
 
+_LINE = attrgetter("line")
+_CONTEXT_VALUE = {
+    "device": _DEVICE,
+    "version": _VERSION,
+    "samples": _SAMPLES,
+    "warmup": _WARMUP,
+    "model": _MODEL,
+}
 _RAW_LINES = 15  # trace lines kept at each end of a trace measurement's raw text
 _MODEL_FLAGS = ("onnx", "uff", "deploy", "loadEngine")
 _PRECISION_FLAGS = ("fp16", "bf16", "fp8", "int8", "int4", "best")
@@ -259,11 +335,13 @@ class _Bad(ValueError):
 
 @dataclass(slots=True)
 class _Summary:
-    """What one summary (or 6.x/7.0 block) gave, before its run's context is applied."""
+    """What one summary (or 6.x/7.0 block) gave: its measurements carry the settings of
+    its run already; its stats and time are theirs once it is read (_summary_items)."""
 
     start: int  # offset of its first line
     end: int  # offset after its last line
     line: int
+    settings: _Settings
     measurements: list[Measurement] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)  # for every measurement
@@ -293,21 +371,80 @@ class _Context:
     bounds: list[int]  # offsets where a trtexec run starts (RUNNING) or ends (PASSED)
     kinds: dict[str, list[tuple[int, Any]]]
     closing: dict[int, tuple[dict[str, str], str]]  # run -> flags, version of its &&&& end
+    # The offsets of every kind's lines, in order: where the settings of a position change
+    # (with the run bounds). The settings made for each such stretch (_settings_at).
+    marks: list[int] = field(default_factory=list)
+    settings: dict[tuple[int, int], _Settings] = field(default_factory=dict)
+    offsets: dict[str, list[int]] = field(default_factory=dict)  # of each kind's lines
+
+    def __post_init__(self) -> None:
+        self.offsets = {kind: [e[0] for e in entries] for kind, entries in self.kinds.items()}
+        self.marks = sorted(offset for offsets in self.offsets.values() for offset in offsets)
 
     def run_of(self, pos: int) -> int:
         return bisect.bisect_right(self.bounds, pos)
 
     def latest(self, kind: str, pos: int) -> Any:
         """The last value of a kind before pos in pos's run, or None."""
-        entries = self.kinds.get(kind, [])
-        i = bisect.bisect_left(entries, pos, key=lambda e: e[0]) - 1
+        entries = self.kinds.get(kind)
+        if not entries:
+            return None
+        i = bisect.bisect_left(self.offsets[kind], pos) - 1
         if i >= 0 and self.run_of(entries[i][0]) == self.run_of(pos):
             return entries[i][1]
         return None
 
 
+class _Entries:
+    """The entry points of _DATA in text order, each pattern searched again from where
+    the reader resumes: the many anchors inside a summary it has read ("Latency: min" three
+    times, "Time: min" twice, "Throughput" in the warnings) are never visited.
+
+    The same hits as ingest.parsers.scan.hits from the resume point on, ties in pattern
+    order: no match of these patterns spans a line end or starts inside another of its
+    pattern, and resume is a line start.
+    """
+
+    __slots__ = ("_heap", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._heap: list[tuple[int, int, re.Match[str]]] = []
+        for index, (_, pattern) in enumerate(_DATA):
+            m = pattern.search(text)
+            if m is not None:
+                self._heap.append((m.start(), index, m))
+        heapq.heapify(self._heap)
+
+    def next(self, resume: int) -> tuple[int, str] | None:
+        """The first hit at or after resume, (position, kind), or None."""
+        heap, text = self._heap, self._text
+        while heap:
+            pos, index, m = heap[0]
+            kind, pattern = _DATA[index]
+            if pos >= resume:
+                following = pattern.search(text, m.end())  # as finditer goes on
+                if following is None:
+                    heapq.heappop(heap)
+                else:
+                    heapq.heapreplace(heap, (following.start(), index, following))
+                return pos, kind
+            again = pattern.search(text, resume)
+            if again is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (again.start(), index, again))
+        return None
+
+
 def parse(doc: DocText) -> Iterator[Item]:
     """Measurements of every trtexec summary and trace in the document, and Problems."""
+    return _parse(doc, fast=True)
+
+
+def _parse(doc: DocText, fast: bool) -> Iterator[Item]:
+    """parse, the fast way or (fast=False: the reference the tests hold it to) the
+    general way for every line."""
     text = doc.text
     items: list[Item] = []
     context: _Context | None = None
@@ -326,14 +463,21 @@ def parse(doc: DocText) -> Iterator[Item]:
             items.extend(_trace_items(trace, ctx(), summary_follows))
         trace = None
 
-    for pos, kind, _ in hits(text, _DATA):
+    settings_of = _settings_at if fast else _settings
+    if fast:
+        next_hit = _Entries(text).next
+    else:
+        merged = ((pos, kind) for pos, kind, _ in hits(text, _DATA))
+        next_hit = lambda _resume: next(merged, None)  # noqa: E731
+    while (hit := next_hit(resume)) is not None:
+        pos, kind = hit
         if pos < resume:
             continue
         start, end = doc.line_bounds(pos)
         line = text[start:end]
         if kind == "trace":
             resume = end + 1
-            entry = _trace_line(line)
+            entry = _trace_line(line, fast)
             if entry is None:
                 continue
             runs = entry[0]
@@ -346,29 +490,33 @@ def parse(doc: DocText) -> Iterator[Item]:
                 trace = _Trace(start, doc.line_at(start), runs or 0)
             elif not trace.runs and runs:
                 trace.runs = runs
-            _add_trace_line(trace, entry, doc.line_at(start), line)
+            _add_trace_line(trace, entry, doc.line_at(start), line, fast)
+            if fast and trace.runs:
+                bounds = ctx().bounds
+                run = bisect.bisect_right(bounds, trace.start)
+                resume = _read_on(trace, text, resume, bounds[run] if run < len(bounds) else -1)
             continue
         if kind == "header":
             if _content(line).strip("`'\" \t") != "=== Performance summary ===":
                 continue  # prose that names the header
-            summary = _read_summary(doc, end + 1, header=(start, line))
+            summary = _read_summary(doc, end + 1, (start, line), settings_of(ctx(), start), fast)
         elif kind == "line":
             if not _starts_summary(line):
                 continue
-            summary = _read_summary(doc, start, header=None)
+            summary = _read_summary(doc, start, None, settings_of(ctx(), start), fast)
         else:
             if _content(line).strip() not in ("Host Latency", "Host latency"):
                 continue
-            summary = _read_block(doc, start)
+            summary = _read_block(doc, start, ctx)
             if summary is None:
                 continue
         resume = summary.end
         if trace is not None and ctx().run_of(trace.start) != ctx().run_of(summary.start):
             close_trace(False)
         close_trace(bool(summary.measurements))
-        items.extend(_summary_items(summary, ctx()))
+        items.extend(_summary_items(summary))
     close_trace(False)
-    items.sort(key=lambda item: item.line)
+    items.sort(key=_LINE)
     yield from items
 
 
@@ -390,7 +538,7 @@ def _stamp(line: str) -> datetime | None:
     m = _STAMP.search(line)
     if m is None:
         return None
-    month, day, year, hour, minute, second = (int(g) for g in m.groups())
+    month, day, year, hour, minute, second = map(int, m.groups())
     try:
         return datetime(year, month, day, hour, minute, second)
     except ValueError:
@@ -416,19 +564,37 @@ def _starts_summary(line: str) -> bool:
     return False
 
 
-def _read_summary(doc: DocText, pos: int, header: tuple[int, str] | None) -> _Summary:
-    """The summary from pos to the first line that is neither a value nor a warning."""
+def _read_summary(
+    doc: DocText, pos: int, header: tuple[int, str] | None, settings: _Settings, fast: bool
+) -> _Summary:
+    """The summary from pos to the first line that is neither a value nor a warning.
+
+    fast: trtexec's own lines are read with _FAST_LINE (the same values, see there).
+    """
     text = doc.text
     first = header[0] if header else pos
-    summary = _Summary(first, first, doc.line_at(first))
+    summary = _Summary(first, first, doc.line_at(first), settings)
     if header:
         summary.end = header[0] + len(header[1]) + 1
         summary.measured_at = _stamp(header[1])
     read_any = False
     if pos <= len(text):
         for number, start, line in doc.lines_from(pos):
-            labels = _labels(line)
-            if not labels and not _content(line).strip():
+            if fast and (m := _FAST_LINE.fullmatch(line)) and _read_fast(summary, m, number, line):
+                if (cv := _CV.search(line)) is not None:  # _warning, inlined
+                    summary.gpu_stats["gpu_compute_cv_percent"] = float(cv["num"])
+                if summary.measured_at is None:
+                    summary.measured_at = _stamp(line)
+                read_any = True
+                summary.end = start + len(line) + 1
+                continue
+            # The prefix found once for what follows. Fast: no label without a colon in the
+            # content, no statistic line of an unknown metric without "min" (the patterns
+            # hold these literals): searches spared, the same answers.
+            begin = _PREFIX.match(line).end()  # type: ignore[union-attr]
+            content = line[begin:]
+            labels = _labels_in(line, content) if not fast or ":" in content else []
+            if not labels and not content.strip():
                 # A paste with empty lines between the summary's lines: read on over them.
                 if start + len(line) < len(text) and _labels(doc.line_text(start + len(line) + 1)):
                     continue
@@ -438,11 +604,13 @@ def _read_summary(doc: DocText, pos: int, header: tuple[int, str] | None) -> _Su
                     stop = labels[i + 1].start() if i + 1 < len(labels) else len(line)
                     _read_label(summary, label[1], line[label.end() : stop], number, line)
                 _warning(summary, line)
-            elif (unknown := _UNKNOWN_LINE.search(line)) is not None:
+            elif (not fast or "min" in line) and (unknown := _UNKNOWN_LINE.search(line)):
                 summary.problems.append(
                     _problem(number, f"summary line of unknown metric {unknown['label']!r}", line)
                 )
-            elif _is_warning(line):
+            elif "[W]" in line[:begin] or content.startswith("* "):
+                # trtexec's warnings below a summary: "[W] * Throughput may be bound by
+                # ...", "[W]   If ...".
                 _warning(summary, line)
                 summary.end = start + len(line) + 1
                 continue
@@ -461,22 +629,118 @@ def _read_summary(doc: DocText, pos: int, header: tuple[int, str] | None) -> _Su
 
 def _labels(line: str) -> list[re.Match[str]]:
     """The summary labels of a line that starts with one (after its log prefix)."""
-    content = _content(line).lstrip("`'\" \t")
+    return _labels_in(line, _content(line))
+
+
+def _labels_in(line: str, content: str) -> list[re.Match[str]]:
+    """_labels of a line whose content (_content) is known."""
+    content = content.lstrip("`'\" \t")
     offset = len(line) - len(content)
     labels = list(_LABEL.finditer(line, offset))
     return labels if labels and labels[0].start() == offset else []
-
-
-def _is_warning(line: str) -> bool:
-    """trtexec's warnings below a summary: "[W] * Throughput may be bound by ...", "[W]   If"."""
-    prefix = line[: len(line) - len(_content(line))]
-    return "[W]" in prefix or _content(line).startswith("* ")
 
 
 def _warning(summary: _Summary, line: str) -> None:
     m = _CV.search(line)
     if m is not None:
         summary.gpu_stats["gpu_compute_cv_percent"] = float(m["num"])
+
+
+def _read_fast(summary: _Summary, m: re.Match[str], number: int, line: str) -> bool:
+    """A line _FAST_LINE matched, read as _read_label reads it; False, with nothing read,
+    when a value must go the general way (a zero throughput, a percentile over 100, a time
+    over a day: the general way makes its Problem)."""
+    settings = summary.settings
+    names: Sequence[str | None]
+    groups = m.groups()
+    if groups[_USUAL_MIN] is not None:
+        pcts = _USUAL_PCTS(groups)
+        if (names := _FAST_USUAL_NAMES.get(pcts)) is None:  # type: ignore[assignment]
+            names = ("min", "max", "mean", "median", *map(_fast_percentile, pcts))
+            if None in names:
+                return False
+            if len(_FAST_USUAL_NAMES) < _FAST_STAT_NAMES_MAX:
+                _FAST_USUAL_NAMES[pcts] = names  # type: ignore[assignment]
+        numbers: Sequence[str] = _USUAL_VALUES(groups)
+    elif (stats := groups[_STATS]) is not None:
+        parts = _FAST_PARTS.findall(stats)
+        names = [_FAST_STAT_NAMES.get(stat) or _fast_percentile(stat) for stat, _ in parts]
+        if None in names:
+            return False
+        numbers = [num for _, num in parts]
+    else:
+        return _read_fast_other(summary, m, number, line)
+    values = list(map(float, numbers))
+    # What convert_all(values, "ms") takes and leaves as it is, in one comparison: digits
+    # are never negative or NaN; infinity (1e999) is over ABSURD_MS.
+    if not (_MS_AS_IS and max(values) <= ABSURD_MS):
+        return False
+    # _settled's Measurement, inlined: this is the one place that makes most of them.
+    metric = _METRICS[m["metric"]]
+    params, testbed, device = settings.params, settings.testbed, settings.device
+    benchmark, samples, warmup = settings.benchmark, settings.samples, settings.warmup
+    unit, direction = _MS.unit, _MS.direction
+    summary.measurements += [
+        Measurement(
+            benchmark,
+            metric,
+            value,
+            unit,
+            _TASK,
+            direction,  # type: ignore[arg-type]
+            FRAMEWORK,
+            device,
+            {**params, "stat": name} if params else {"stat": name},
+            testbed.copy(),
+            _PROJECT,
+            _NO_VERSION,
+            None,
+            _STATUS,
+            samples,
+            warmup,
+            _LATER,
+            _RUN,
+            number,
+            line,
+        )
+        for name, value in zip(names, values, strict=True)
+    ]
+    return True
+
+
+def _read_fast_other(summary: _Summary, m: re.Match[str], number: int, line: str) -> bool:
+    """_read_fast of a Throughput or Total line."""
+    settings = summary.settings
+    if (qps := m["qps"]) is not None:
+        value = float(qps)
+        if value == 0:
+            return False
+        try:
+            value = _TO_QPS(value)
+        except UnitError:
+            return False
+        summary.measurements.append(
+            _settled(settings, "throughput", value, _QPS, dict(settings.params), number, line)
+        )
+        return True
+    try:
+        summary.stats[_TOTALS[m["total"]]] = _time(m["rest"], m["total"])
+    except _Bad:
+        return False
+    return True
+
+
+def _fast_percentile(stat: str) -> str | None:
+    """params["stat"] of "percentile(99%)" (or of its "99"), as _stat_name reads it; None
+    if it is none."""
+    pct = stat[len("percentile(") : -len("%)")] if stat.startswith("p") else stat
+    try:
+        name = _stat_name("percentile", pct)
+    except _Bad:
+        return None
+    if len(_FAST_STAT_NAMES) < _FAST_STAT_NAMES_MAX:
+        _FAST_STAT_NAMES[stat] = name
+    return name
 
 
 def _read_label(summary: _Summary, label: str, rest: str, number: int, line: str) -> None:
@@ -503,7 +767,7 @@ def _read_throughput(summary: _Summary, rest: str, number: int, line: str) -> No
     if value == 0:
         summary.problems.append(_zero_throughput(number, line))
         return
-    summary.measurements.append(_measurement("throughput", None, value, "queries/s", number, line))
+    _add(summary, _measurement("throughput", None, value, "queries/s", number, line))
 
 
 def _zero_throughput(number: int, line: str) -> Problem:
@@ -544,10 +808,11 @@ def _read_stats(
             continue
         try:
             value = _number(m["num"])
-            summary.measurements.append(
+            _add(
+                summary,
                 _measurement(
                     metric, _stat_name(m["stat"], m["pct"]), value, m["unit"], number, line
-                )
+                ),
             )
         except _Bad as bad:
             summary.problems.append(_problem(number, f"{label} {m['stat']}: {bad}", line))
@@ -574,7 +839,7 @@ def _percentile(pct: str) -> str:
 # -- the 6.x / 7.0 blocks --------------------------------------------------------------
 
 
-def _read_block(doc: DocText, pos: int) -> _Summary | None:
+def _read_block(doc: DocText, pos: int, ctx: Callable[[], _Context]) -> _Summary | None:
     """The Host Latency / Enqueue Time / GPU Compute blocks from the header at pos.
 
     A header starts a block when statistics follow it or when it is a log line ("[I] Host
@@ -586,7 +851,7 @@ def _read_block(doc: DocText, pos: int) -> _Summary | None:
     following = doc.line_text(end + 1) if end < len(text) else ""
     if not _BLOCK_WORD.match(_content(following).strip()) and not _has_prefix(header):
         return None
-    summary = _Summary(start, start, doc.line_at(start))
+    summary = _Summary(start, start, doc.line_at(start), _settings(ctx(), start))
     section = ""
     section_line = (0, "")
     has_values = False
@@ -625,14 +890,13 @@ def _read_block_line(summary: _Summary, section: str, content: str, number: int,
         m = _BLOCK_STAT.fullmatch(content) or _BLOCK_PCT.fullmatch(content)
         if m is not None:
             stat = m["stat"] if "stat" in m.re.groupindex else _percentile(m["pct"] or m["pct2"])
-            summary.measurements.append(
-                _measurement(metric, stat, _number(m["num"]), m["unit"], number, line)
-            )
+            _add(summary, _measurement(metric, stat, _number(m["num"]), m["unit"], number, line))
             if m["e2e"] is not None:
-                summary.measurements.append(
+                _add(
+                    summary,
                     _measurement(
                         "e2e_latency", stat, _number(m["e2e"]), m["e2e_unit"], number, line
-                    )
+                    ),
                 )
             return
         m = _BLOCK_EXTRA.fullmatch(content)
@@ -647,9 +911,7 @@ def _read_block_line(summary: _Summary, section: str, content: str, number: int,
             elif value == 0:
                 summary.problems.append(_zero_throughput(number, line))
             else:
-                summary.measurements.append(
-                    _measurement("throughput", None, value, "queries/s", number, line)
-                )
+                _add(summary, _measurement("throughput", None, value, "queries/s", number, line))
             return
         ms = _time(f"{m['num']} {m['unit']}", f"{section} {key}")
         if key == "total compute time" or metric == "gpu_compute_time":
@@ -663,8 +925,27 @@ def _read_block_line(summary: _Summary, section: str, content: str, number: int,
 # -- the trace -------------------------------------------------------------------------
 
 
-def _trace_line(line: str) -> tuple[int, dict[str, tuple[str, str]]] | tuple[None, str] | None:
-    """(runs per window, {field: (number, unit)}), (None, reason) for a cut line, or None."""
+def _trace_line(
+    line: str, fast: bool = False
+) -> tuple[int, dict[str, tuple[str, str]]] | tuple[None, str] | None:
+    """(runs per window, {field: (number, unit)}), (None, reason) for a cut line, or None.
+
+    fast: the same, searched in the line from its content on, without copies of it.
+    """
+    if fast:
+        begin = _PREFIX.match(line).end()  # type: ignore[union-attr]
+        found = _TRACE_START.search(line, begin)
+        if found is None:
+            return None
+        at = found.start()
+        m = _TRACE7.match(line, at) or _TRACE6.match(line, at) or _TRACE5.match(line, at)
+        if m is None:
+            return None, "trace line cut short or unreadable"
+        return int(m["n"]), {
+            name: (value, m[unit])
+            for name, unit in _TRACE_GROUPS[m.re]
+            if (value := m[name]) is not None
+        }
     content = _content(line)
     start = _TRACE_START.search(content)
     if start is None:
@@ -681,13 +962,20 @@ def _trace_line(line: str) -> tuple[int, dict[str, tuple[str, str]]] | tuple[Non
     return int(m["n"]), values
 
 
-def _add_trace_line(trace: _Trace, entry: tuple[Any, Any], number: int, line: str) -> None:
+def _add_trace_line(
+    trace: _Trace, entry: tuple[Any, Any], number: int, line: str, fast: bool = False
+) -> None:
     runs, values = entry
     if runs is None:
         trace.problems.append((number, values, line))
         return
     try:
-        converted = {name: _time(f"{num} {unit}", "trace") for name, (num, unit) in values.items()}
+        if fast:
+            converted = {name: _trace_ms(num, unit) for name, (num, unit) in values.items()}
+        else:
+            converted = {
+                name: _time(f"{num} {unit}", "trace") for name, (num, unit) in values.items()
+            }
     except _Bad as bad:
         trace.problems.append((number, f"trace line: {bad}", line))
         return
@@ -699,6 +987,54 @@ def _add_trace_line(trace: _Trace, entry: tuple[Any, Any], number: int, line: st
     for name, value in converted.items():
         trace.sums[name] = trace.sums.get(name, 0.0) + value
         trace.counts[name] = trace.counts.get(name, 0) + 1
+
+
+def _read_on(trace: _Trace, text: str, pos: int, bound: int) -> int:
+    """The trace lines from pos on read into trace as the entry scan and _add_trace_line
+    would read them, while each is all one TensorRT 7-10 trace line (_FAST_TRACE) before
+    the run's end (bound, -1: none) with the trace's window size and its values in ms as
+    written; the offset of the first line not read.
+
+    Such a line is the next entry point (its anchor is in it, any other anchor on it reads
+    nothing), of the same trace (same run and window size), and _trace_ms takes its values
+    as they are: no search, no dict of strings, no problem possible. Any other line goes
+    back to the entry scan.
+    """
+    if not _MS_AS_IS:
+        return pos
+    size = len(text)
+    stop = size if bound < 0 else min(bound, size)
+    head, tail, sums, counts = trace.head, trace.tail, trace.sums, trace.counts
+    while pos < stop:
+        end = text.find("\n", pos)
+        end = size if end < 0 else end
+        m = _FAST_TRACE.fullmatch(text, pos, end)
+        if m is None or int(m["n"]) != trace.runs:
+            break
+        values = [(name, float(v)) for name in _FAST_TRACE_FIELDS if (v := m[name]) is not None]
+        if not all(0.0 <= value <= ABSURD_MS for _, value in values):
+            break
+        trace.windows += 1
+        line = text[pos:end]
+        if len(head) < _RAW_LINES:
+            head.append(line)
+        else:
+            tail.append(line)
+        for name, value in values:  # as _add_trace_line adds them, in the same order
+            sums[name] = sums.get(name, 0.0) + value
+            counts[name] = counts.get(name, 0) + 1
+        pos = end + 1
+    return pos
+
+
+def _trace_ms(num: str, unit: str) -> float:
+    """_time(f"{num} {unit}", "trace"): a value in ms as it is, when _time would take it
+    as it is (ms converts to itself: _MS_AS_IS), without a match and a unit lookup."""
+    if unit == "ms" and _MS_AS_IS:
+        value = float(num)
+        if 0.0 <= value <= ABSURD_MS:
+            return value
+    return _time(f"{num} {unit}", "trace")
 
 
 def _trace_items(trace: _Trace, context: _Context, summary_follows: bool) -> list[Item]:
@@ -802,16 +1138,87 @@ class _Settings:
     warmup: int | None = None
 
 
-def _summary_items(summary: _Summary, context: _Context) -> list[Item]:
-    settings = _settings(context, summary.start)
+def _summary_items(summary: _Summary) -> list[Item]:
+    """The summary's measurements with its time and stats, and its problems."""
+    stats = summary.stats
+    gpu_stats = {**stats, **summary.gpu_stats}
+    measured_at = summary.measured_at
     for m in summary.measurements:
-        _apply(m, settings)
-        m.measured_at = summary.measured_at
-        stats = dict(summary.stats)
-        if m.metric == "gpu_compute_time":
-            stats.update(summary.gpu_stats)
-        m.stats = stats
+        m.measured_at = measured_at
+        m.stats = dict(gpu_stats if m.metric == "gpu_compute_time" else stats)
     return [*summary.measurements, *summary.problems]
+
+
+def _add(summary: _Summary, m: Measurement) -> None:
+    _apply(m, summary.settings)
+    summary.measurements.append(m)
+
+
+# _settled passes Measurement's fields by position: a fifth less time than by name, for
+# each of the many measurements of a dense log. This stops the import if they move.
+_FIELDS = (
+    "benchmark",
+    "metric",
+    "value",
+    "unit",
+    "task",
+    "direction",
+    "framework",
+    "device",
+    "params",
+    "testbed",
+    "project",
+    "version",
+    "measured_at",
+    "status",
+    "samples",
+    "warmup",
+    "stats",
+    "run",
+    "line",
+    "raw",
+)
+if tuple(f.name for f in fields(Measurement)) != _FIELDS:  # pragma: no cover
+    raise ImportError("perfboard.model.Measurement's fields moved: update trtexec._settled")
+_DEFAULTS = {f.name: f.default for f in fields(Measurement)}
+_TASK, _PROJECT, _STATUS = _DEFAULTS["task"], _DEFAULTS["project"], _DEFAULTS["status"]
+_NO_VERSION, _RUN = _DEFAULTS["version"], _DEFAULTS["run"]
+_LATER: dict[str, Any] = {}  # stats, replaced by _summary_items once the summary is read
+
+
+def _settled(
+    settings: _Settings,
+    metric: str,
+    value: float,
+    quantity: Quantity,
+    params: dict[str, ParamValue],
+    number: int,
+    line: str,
+) -> Measurement:
+    """A measurement as _measurement then _apply make it, of a value already converted to
+    quantity's unit."""
+    return Measurement(
+        settings.benchmark,
+        metric,
+        value,
+        quantity.unit,
+        _TASK,
+        quantity.direction,  # type: ignore[arg-type]
+        FRAMEWORK,
+        settings.device,
+        params,
+        dict(settings.testbed),
+        _PROJECT,
+        _NO_VERSION,
+        None,
+        _STATUS,
+        settings.samples,
+        settings.warmup,
+        _LATER,
+        _RUN,
+        number,
+        line,
+    )
 
 
 def _apply(m: Measurement, settings: _Settings) -> None:
@@ -821,6 +1228,16 @@ def _apply(m: Measurement, settings: _Settings) -> None:
     m.testbed = dict(settings.testbed)
     m.samples = settings.samples
     m.warmup = settings.warmup
+
+
+def _settings_at(context: _Context, pos: int) -> _Settings:
+    """_settings(context, pos), made once for the positions that have the same context lines
+    before them in the same run (shared: nobody changes a _Settings)."""
+    key = (bisect.bisect_left(context.marks, pos), bisect.bisect_right(context.bounds, pos))
+    settings = context.settings.get(key)
+    if settings is None:
+        settings = context.settings[key] = _settings(context, pos)
+    return settings
 
 
 def _settings(context: _Context, pos: int) -> _Settings:
@@ -873,14 +1290,7 @@ def _read_context(doc: DocText) -> _Context:
             if command is not None:
                 kinds.setdefault("command", []).append((start, _flags(command)))
         else:
-            pattern = {
-                "device": _DEVICE,
-                "version": _VERSION,
-                "samples": _SAMPLES,
-                "warmup": _WARMUP,
-                "model": _MODEL,
-            }[kind]
-            m = pattern.search(line, pos - start)
+            m = _CONTEXT_VALUE[kind].search(line, pos - start)
             if m is None:
                 continue
             if kind == "samples":

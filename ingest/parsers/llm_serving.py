@@ -122,17 +122,17 @@ import functools
 import math
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from ingest.parsers.cells import percentile_stat, stat_direction
 from ingest.parsers.jsonscan import cut_object, find_object
 from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
-from perfboard.units import UnitError, normalise
+from perfboard.units import UnitError, converter, normalise
 
 NAME = "llm_serving"
 ANCHORS: tuple[str, ...] = (
@@ -202,6 +202,8 @@ _ASSIGNMENT = re.compile(
     r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_]\w*)="
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s;]*))"
 )
+# Where _ASSIGNMENT may match after the first line: its head, from the newline before it.
+_ASSIGNMENT_LINE = re.compile(r"\n[ \t]*(?:export[ \t]+)?[A-Za-z_]\w*=")
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))")
 _NAMESPACE_ITEM = re.compile(
     r"(?:(?<=\()|(?<=, ))(?P<key>\w+)="
@@ -520,13 +522,21 @@ def _assignment_index(text: str) -> tuple[list[re.Match[str]], list[int]]:
     """Every assignment in the text and where each starts (the last text's, kept)."""
     if _index_cache and _index_cache[0][0] is text:
         return _index_cache[0][1], _index_cache[0][2]
-    matches = list(_ASSIGNMENT.finditer(text))
-    _index_cache[:] = [(text, matches, [m.start() for m in matches])]
-    return matches, _index_cache[0][2]
+    # _ASSIGNMENT.finditer(text), 3x faster: its (?m)^ is tried at every position of the
+    # text, where a pattern that starts with a newline is looked for at the newlines only.
+    # An assignment lies within its line and so starts at a line's start; the head found
+    # there, the whole pattern matches (a bare value may be empty).
+    first = _ASSIGNMENT.match(text)
+    matches = [first] if first is not None else []
+    matches += [_ASSIGNMENT.match(text, m.start() + 1) for m in _ASSIGNMENT_LINE.finditer(text)]
+    _index_cache[:] = [(text, matches, [m.start() for m in matches])]  # type: ignore[union-attr]
+    return matches, _index_cache[0][2]  # type: ignore[return-value]
 
 
 def _resolve(value: str, variables: dict[str, str]) -> str | None:
     """A value with its $VARs replaced; None when one of them is not known."""
+    if "$" not in value:  # most values: nothing to replace (and no closure made)
+        return None if "`" in value else value
     missing = False
 
     def sub(m: re.Match[str]) -> str:
@@ -555,6 +565,7 @@ def _split_command(line: str) -> tuple[str, ...]:
         return tuple(line.split())
 
 
+@functools.lru_cache(maxsize=1024)
 def _flag_key(raw: str) -> str:
     key = raw.lstrip("-").replace("-", "_")
     if key in _SHORT_FLAGS:
@@ -567,6 +578,16 @@ def _flag_key(raw: str) -> str:
 
 def _flags(line: str, variables: dict[str, str]) -> dict[str, Any]:
     """The --flags of a command line as argparse keys: {"random_input_len": 1024, ...}."""
+    return dict(_command_flags(line, tuple(variables.items())))
+
+
+@functools.lru_cache(maxsize=1024)
+def _command_flags(
+    line: str, assigned: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, Any], ...]:
+    # A log of many runs repeats its command lines (and the variables they use): read
+    # each once. The flags as pairs, so that no caller can change what the cache holds.
+    variables = dict(assigned)
     out: dict[str, Any] = {}
     tokens = _tokens(line)
     i = 0
@@ -586,11 +607,17 @@ def _flags(line: str, variables: dict[str, str]) -> dict[str, Any]:
         resolved = _resolve(value, variables)
         if resolved is not None:
             out[_flag_key(raw_key)] = _scalar(resolved)
-    return out
+    return tuple(out.items())
 
 
 def _server_model(command: str, rest: str, variables: dict[str, str]) -> str:
     """The model a server command serves: ``vllm serve MODEL``, ``--model(-path) MODEL``."""
+    return _served_model(command, rest, tuple(variables.items()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _served_model(command: str, rest: str, assigned: tuple[tuple[str, str], ...]) -> str:
+    variables = dict(assigned)
     flags = _flags(rest, variables)
     for key in ("model", "model_path"):
         if isinstance(flags.get(key), str):
@@ -618,6 +645,10 @@ def _namespace(line: str) -> dict[str, Any]:
 
 def _scalar(text: str) -> Any:
     """ "1024" -> 1024, "1.5" -> 1.5, "inf" -> "inf", "True" -> True, else the text."""
+    if text.isdecimal():  # what int() reads, without the ValueErrors below
+        return int(text)
+    if not text:
+        return text
     low = text.lower()
     if low in ("inf", "infinity", "+inf"):
         return "inf"
@@ -839,15 +870,68 @@ def _quantity(value: Any, unit: str, kind: str) -> tuple[float, str, str] | str:
 
 
 # -- serving block ----------------------------------------------------------------------
+#
+# A dense log holds thousands of blocks of the same ~25 labels: what a label means (its
+# key, metric, unit, stat, whether it marks SGLang) is worked out once per spelling
+# (_label), and a unit's conversion once per unit (_conversion); each line costs a find, a
+# strip and a split at its colon, each value a float and a Measurement.
 
 
-@dataclass
-class _Entry:
-    line: int
-    raw: str
-    label: str
-    value: str
-    indented: bool = False
+class _Label(NamedTuple):
+    """What a block's label says, whatever its value."""
+
+    key: str  # lower case, single spaces: "mean ttft (ms)"
+    param: str | None  # the param it gives (_PARAM_LABELS)
+    sglang: bool  # only SGLang prints it (_is_sglang)
+    metric: tuple[str, str, str, str | None] | None  # (metric, unit, kind, stat) of a value
+
+
+@functools.lru_cache(maxsize=4096)
+def _label(label: str) -> _Label:
+    key = " ".join(label.lower().split())
+    sglang = key in _SGLANG_LABELS or "e2e latency" in key
+    metric: tuple[str, str, str, str | None] | None = None
+    stat_line = _STAT_LABEL.fullmatch(label)
+    if stat_line:  # "Mean TTFT (ms)"
+        metric = (
+            _metric(stat_line.group("name")),
+            stat_line.group("unit"),
+            "time",
+            _stat(stat_line.group("stat")),
+        )
+    else:  # "Request throughput (req/s)"
+        m = _UNIT_LABEL.fullmatch(key)
+        if m is not None and m.group("name") in _THROUGHPUT_LABELS:
+            metric = (_THROUGHPUT_LABELS[m.group("name")], m.group("unit"), "throughput", None)
+    return _Label(key, _PARAM_LABELS.get(key), sglang, metric)
+
+
+# (line, raw, label, value as written, its number as written, _Label.metric)
+_Pending = tuple[int, str, str, str, str | None, tuple[str, str, str, str | None]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _stat_name(key: str) -> str:
+    """The stats key of a block's "Label: value" line."""
+    return _STAT_LABELS.get(key) or _snake(key)
+
+
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_SGLANG_LABELS = frozenset(
+    {"backend", "concurrency", "total generated tokens (retokenized)", "accept length"}
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def _conversion(unit: str, kind: str) -> tuple[Callable[[float], float], str, str, str] | str:
+    """(convert, canonical unit, its kind, direction) of a unit, or why it is no unit:
+    what _quantity does for a value, the unit looked up once."""
+    try:
+        convert = converter(unit)
+    except UnitError as e:
+        return str(e)
+    q = normalise(0.0, unit)  # 0 is no NaN, negative or absurd value: only the unit speaks
+    return convert, q.unit, q.kind, q.direction
 
 
 def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item], int] | None:
@@ -858,139 +942,167 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
     if eq < 0 or "=" not in header[pos - line_start :]:
         return None  # prose naming the block, not the block
     prefix = header[:eq]
+    skip = len(prefix)
     number = doc.line_at(line_start)
-    entries: list[_Entry] = []
+    size = len(text)
     closed = False
     end = line_end
     cursor = line_end + 1
+    sglang = False
+    items: list[Item] = []  # the cut lines' Problems, then the values in line order
+    pending: list[_Pending] = []  # values to store as Measurements, once the run is known
+    stats: dict[str, Any] = {"tool": None}  # first, as the slow path put it
+    params: dict[str, ParamValue] = {}
+    backend = ""
+    last_line, last_raw = 0, None  # of the last "Label: value" line
+    subheading = ""  # "Per-position acceptance (%):" above indented "  Position 0: 85.00"
     for _ in range(MAX_BLOCK_LINES):
-        if cursor > len(text):
+        if cursor > size:
             break
         eol = text.find("\n", cursor)
-        eol = len(text) if eol < 0 else eol
+        if eol < 0:
+            eol = size
         raw = text[cursor:eol]
-        body = raw[len(prefix) :] if prefix and raw.startswith(prefix) else raw
+        body = raw[skip:] if prefix and raw.startswith(prefix) else raw
         s = body.strip()
         number += 1
-        if _CLOSE.fullmatch(s):
-            closed, end = True, eol
+        if not s:
             break
-        if "Serving Benchmark Result" in s or not s:
+        first = s[0]
+        if first == "=":  # the closing rule, else no line of a block
+            if _CLOSE.fullmatch(s):
+                closed, end = True, eol
             break
-        if _RULE.fullmatch(s):
+        if "Serving Benchmark Result" in s:
+            break
+        if first == "-":  # a section's rule, else no line of a block
+            if not _RULE.fullmatch(s):
+                break
             end, cursor = eol, eol + 1
             continue
-        m = _ENTRY.fullmatch(s)
-        if m is None:
+        # "Label:   value": _ENTRY.fullmatch(s), at C speed (a letter, no colon in the label)
+        colon = s.find(":")
+        if colon < 1 or first not in _LETTERS:
             break
-        label, value = m.group("label").strip(), m.group("value") or ""
-        entries.append(_Entry(number, raw, label, value, body[:1] in (" ", "\t")))
-        end, cursor = eol, eol + 1
-    tool = "sglang" if _is_sglang(entries) else "vllm"
-    ctx = _context(text, context_start, line_start)
-    run = _Run(tool=tool, kind="serve")
-    run.stats["tool"] = "sglang.bench_serving" if tool == "sglang" else "vllm bench serve"
-    items: list[Item] = []
-    backend = ""
-    pending: list[tuple[_Entry, re.Match[str] | None]] = []  # values to store as Measurements
-    subheading = ""  # "Per-position acceptance (%):" above indented "  Position 0: 85.00"
-    for entry in entries:
-        key = " ".join(entry.label.lower().split())
-        head = _NUM_HEAD.match(entry.value)
-        words = entry.value.split()
-        if not entry.indented:
-            subheading = ""
-        elif subheading:
-            key = f"{subheading} {key}"
-        if key in _PARAM_LABELS:
-            param = _PARAM_LABELS[key]
+        label = s[:colon].strip()
+        value = s[colon + 1 :].lstrip(" \t")
+        end = eol
+        cursor = eol + 1
+        last_line, last_raw = number, raw
+        info = _label(label)
+        if info.sglang:
+            sglang = True
+        key, param = info.key, info.param
+        if subheading:
+            if body[0] in " \t":
+                key = f"{subheading} {key}"
+                param = _PARAM_LABELS.get(key)
+            else:
+                subheading = ""
+        head_match = _NUM_HEAD.match(value)
+        head = head_match.group() if head_match is not None else None
+        if param is not None:
+            words = value.split()
             if param == "backend":
                 backend = words[0] if words else ""
             elif param == "request_rate":
                 rate = _rate(words[0] if words else "")
                 if rate is not None:
-                    run.params["request_rate"] = rate
+                    params["request_rate"] = rate
             else:
-                count = _count(head.group() if head else "")
+                count = _count(head or "")
                 if count is not None:
-                    run.params["max_concurrency"] = count
-        elif _is_metric_label(entry.label):
-            pending.append((entry, head))
+                    params["max_concurrency"] = count
+        elif info.metric is not None:
+            pending.append((number, raw, label, value, head, info.metric))
         elif head:
-            name = _STAT_LABELS.get(key) or _snake(key)
-            value = _scalar(head.group())
-            if name in _COUNT_STATS and isinstance(value, float) and value.is_integer():
-                value = int(value)  # "Peak concurrent requests: 23.00" is a count
-            run.stats[name] = value
-        elif entry.value:
-            run.stats[_STAT_LABELS.get(key) or _snake(key)] = entry.value
+            name = _stat_name(key)
+            number_value = int(head) if head.isdecimal() else _scalar(head)
+            if (
+                name in _COUNT_STATS
+                and isinstance(number_value, float)
+                and number_value.is_integer()
+            ):
+                number_value = int(number_value)  # "Peak concurrent requests: 23.00" is a count
+            stats[name] = number_value
+        elif value:
+            stats[_stat_name(key)] = value
         elif key in _STAT_LABELS:
-            items.append(_cut(entry))
+            items.append(Problem(number, f"{label}: no value (line cut?)", raw, NAME))
         else:  # an empty label of no known kind heads the indented lines below it
             subheading = key
-    _fill_run(run, ctx, backend, None)
-    for entry, head in pending:
-        items.append(_block_value(run, entry, head))
+    tool = "sglang" if sglang else "vllm"
+    if stats["tool"] is None:
+        stats["tool"] = "sglang.bench_serving" if sglang else "vllm bench serve"
+    run = _Run(tool=tool, kind="serve", params=params, stats=stats)
+    _fill_run(run, _context(text, context_start, line_start), backend, None)
+    items += _block_values(run, pending)
     if not closed and not (items and isinstance(items[-1], Problem) and "cut" in items[-1].reason):
-        last = entries[-1] if entries else None
         items.append(
             Problem(
-                last.line if last else doc.line_at(line_start),
+                doc.line_at(line_start) if last_raw is None else last_line,
                 "serving result block ends without its closing ===== line (cut?)",
-                last.raw if last else header,
+                header if last_raw is None else last_raw,
                 NAME,
                 severity="warning",
             )
         )
-    items.sort(key=lambda item: item.line)
+    items.sort(key=_line_of)
     return items, end
 
 
-def _is_sglang(entries: list[_Entry]) -> bool:
-    labels = {" ".join(e.label.lower().split()) for e in entries}
-    return bool(
-        labels & {"backend", "concurrency", "total generated tokens (retokenized)", "accept length"}
-        or any("e2e latency" in label for label in labels)
-    )
+def _line_of(item: Item) -> int:
+    return item.line
 
 
-def _is_metric_label(label: str) -> bool:
-    """A statistic ("Mean TTFT (ms)") or a throughput ("Request throughput (req/s)")."""
-    if _STAT_LABEL.fullmatch(label):
-        return True
-    m = _UNIT_LABEL.fullmatch(" ".join(label.lower().split()))
-    return m is not None and m.group("name") in _THROUGHPUT_LABELS
-
-
-def _cut(entry: _Entry) -> Problem:
-    return Problem(entry.line, f"{entry.label}: no value (line cut?)", entry.raw, NAME)
-
-
-def _block_value(run: _Run, entry: _Entry, head: re.Match[str] | None) -> Item:
-    stat_line = _STAT_LABEL.fullmatch(entry.label)
-    if stat_line:
-        name, unit = stat_line.group("name"), stat_line.group("unit")
-        metric, kind, stat = _metric(name), "time", _stat(stat_line.group("stat"))
-    else:
-        m = _UNIT_LABEL.fullmatch(" ".join(entry.label.lower().split()))
-        if m is None:
-            return Problem(entry.line, f"{entry.label}: no unit", entry.raw, NAME)
-        metric, unit, kind, stat = (
-            _THROUGHPUT_LABELS[m.group("name")],
-            m.group("unit"),
-            "throughput",
-            None,
+def _block_values(run: _Run, pending: list[_Pending]) -> list[Item]:
+    """The Measurements (or Problems) of a block's statistics and throughputs."""
+    items: list[Item] = []
+    # What every Measurement of the run shares, looked up once.
+    benchmark, framework, params, testbed = run.benchmark, run.framework, run.params, run.testbed
+    stats, measured_at, samples, warmup = run.stats, run.measured_at, run.samples, run.warmup
+    for line, raw, label, written, head, (metric, unit, kind, stat) in pending:
+        if not written:
+            items.append(Problem(line, f"{label}: no value (line cut?)", raw, NAME))
+            continue
+        if head is None:
+            items.append(Problem(line, f"{label}: {written!r} is not a number", raw, NAME))
+            continue
+        conversion = _conversion(unit, kind)
+        if isinstance(conversion, str):
+            items.append(Problem(line, f"{label}: {conversion}", raw, NAME))
+            continue
+        convert, canon, unit_kind, direction = conversion
+        try:
+            value = convert(float(head))
+        except UnitError as e:
+            items.append(Problem(line, f"{label}: {e}", raw, NAME))
+            continue
+        if unit_kind != kind:
+            items.append(Problem(line, f"{label}: unit {unit!r} is not a {kind}", raw, NAME))
+            continue
+        point_params = dict(params)
+        if stat is not None:
+            point_params["stat"] = stat
+        items.append(
+            Measurement(
+                benchmark=benchmark,
+                metric=metric,
+                value=value,
+                unit=canon,
+                direction="lower" if stat == "std" else direction,  # type: ignore[arg-type]
+                framework=framework,
+                params=point_params,
+                testbed=dict(testbed),
+                measured_at=measured_at,
+                samples=samples,
+                warmup=warmup,
+                stats=dict(stats),
+                line=line,
+                raw=raw,
+            )
         )
-    if not entry.value:
-        return _cut(entry)
-    if head is None:
-        return Problem(
-            entry.line, f"{entry.label}: {entry.value!r} is not a number", entry.raw, NAME
-        )
-    q = _quantity(float(head.group()), unit, kind)
-    if isinstance(q, str):
-        return Problem(entry.line, f"{entry.label}: {q}", entry.raw, NAME)
-    return _measurement(run, metric, q[0], q[1], q[2], entry.line, entry.raw, stat)
+    return items
 
 
 # -- vllm bench latency / throughput ------------------------------------------------------

@@ -123,7 +123,7 @@ import math
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -433,21 +433,25 @@ def _context(text: str, start: int, end: int) -> _Context:
         ctx.tool = "sglang" if (m.group("sglang") or m.group("sgfile")) else "vllm"
         sub = m.group("vsub") or m.group("vold") or m.group("vmod") or "serve"
         ctx.kind = "serve" if sub in ("serve", "serving", "bench_serving") else sub
-        variables = _assignments(
-            text, max(0, start + m.start() - MAX_CONTEXT_CHARS), start + m.start()
-        )
-        ctx.args.update(_flags(_logical_line(window, m.end()), variables))
+        line = _logical_line(window, m.end())
+        ctx.args.update(_flags(line, _variables(text, start + m.start(), line)))
     servers = _matches_at(_SERVER_COMMAND, window, _SERVER_COMMAND_WORDS)
     if servers:
         m = servers[-1]
-        variables = _assignments(
-            text, max(0, start + m.start() - MAX_CONTEXT_CHARS), start + m.start()
-        )
-        ctx.server_model = _server_model(m.group(), _logical_line(window, m.end()), variables)
+        line = _logical_line(window, m.end())
+        ctx.server_model = _server_model(m.group(), line, _variables(text, start + m.start(), line))
     if any(word in window for word in _PRE_BLOCK_WORDS):  # a scan of every line else
         for m in _PRE_BLOCK.finditer(window):
             ctx.pre[m.group("key")] = m.group("value").rstrip(",")
     return ctx
+
+
+def _variables(text: str, command: int, line: str) -> dict[str, str]:
+    """The shell variables a command at `command` may use (within MAX_CONTEXT_CHARS above
+    it): none to look for when its line names none (_resolve reads them after a "$")."""
+    if "$" not in line:
+        return {}
+    return _assignments(text, max(0, command - MAX_CONTEXT_CHARS), command)
 
 
 def _matches_at(pattern: re.Pattern[str], text: str, words: tuple[str, ...]) -> list[re.Match[str]]:
@@ -495,42 +499,53 @@ def _assignments(text: str, start: int, end: int) -> dict[str, str]:
     text: each command looks 64 KiB back, so a log of many benchmark runs would scan each
     stretch again for every command in it. An assignment lies within its line and starts
     at the line's start, so the matches in a range are the text's matches that start in
-    it, except the one its end cuts short, which is matched again as cut.
+    it, except the one its end cuts short, which is matched again as cut (and is the
+    range's last: the next line starts past the end).
     """
-    matches, starts = _assignment_index(text)
-    out: dict[str, str] = {}
-    for index in range(bisect.bisect_left(starts, start), len(matches)):
-        m: re.Match[str] | None = matches[index]
-        assert m is not None
-        if m.start() >= end:
-            break
-        if m.end() > end:  # its line runs past the end: any later line starts after it
-            m = _ASSIGNMENT.match(text, m.start(), end)
-            if m is None:
-                break
-        value = m.group("dq") if m.group("dq") is not None else m.group("sq")
-        out[m.group("name")] = value if value is not None else (m.group("bare") or "")
-        if m.end() >= end:
-            break
+    starts, ends, pairs = _assignment_index(text)
+    first = bisect.bisect_left(starts, start)
+    stop = bisect.bisect_left(starts, end, first)
+    if stop <= first:
+        return {}
+    if ends[stop - 1] <= end:
+        return dict(pairs[first:stop])  # the last value of each name, in first-set order
+    out = dict(pairs[first : stop - 1])
+    m = _ASSIGNMENT.match(text, starts[stop - 1], end)
+    if m is not None:
+        out[m.group("name")] = _assigned(m)
     return out
 
 
-_index_cache: list[tuple[str, list[re.Match[str]], list[int]]] = []
+def _assigned(m: re.Match[str]) -> str:
+    value = m.group("dq") if m.group("dq") is not None else m.group("sq")
+    return value if value is not None else (m.group("bare") or "")
 
 
-def _assignment_index(text: str) -> tuple[list[re.Match[str]], list[int]]:
-    """Every assignment in the text and where each starts (the last text's, kept)."""
+_index_cache: list[tuple[str, list[int], list[int], list[tuple[str, str]]]] = []
+
+
+def _assignment_index(text: str) -> tuple[list[int], list[int], list[tuple[str, str]]]:
+    """Where every assignment in the text starts and ends, and its (name, value) (the
+    last text's, kept)."""
     if _index_cache and _index_cache[0][0] is text:
-        return _index_cache[0][1], _index_cache[0][2]
+        return _index_cache[0][1:]
     # _ASSIGNMENT.finditer(text), 3x faster: its (?m)^ is tried at every position of the
     # text, where a pattern that starts with a newline is looked for at the newlines only.
     # An assignment lies within its line and so starts at a line's start; the head found
     # there, the whole pattern matches (a bare value may be empty).
-    first = _ASSIGNMENT.match(text)
-    matches = [first] if first is not None else []
-    matches += [_ASSIGNMENT.match(text, m.start() + 1) for m in _ASSIGNMENT_LINE.finditer(text)]
-    _index_cache[:] = [(text, matches, [m.start() for m in matches])]  # type: ignore[union-attr]
-    return matches, _index_cache[0][2]  # type: ignore[return-value]
+    head = _ASSIGNMENT.match(text)
+    matches = [head] if head is not None else []
+    for m in _ASSIGNMENT_LINE.finditer(text):
+        found = _ASSIGNMENT.match(text, m.start() + 1)
+        assert found is not None
+        matches.append(found)
+    index = (
+        [m.start() for m in matches],
+        [m.end() for m in matches],
+        [(m.group("name"), _assigned(m)) for m in matches],
+    )
+    _index_cache[:] = [(text, *index)]
+    return index
 
 
 def _resolve(value: str, variables: dict[str, str]) -> str | None:
@@ -582,9 +597,7 @@ def _flags(line: str, variables: dict[str, str]) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _command_flags(
-    line: str, assigned: tuple[tuple[str, str], ...]
-) -> tuple[tuple[str, Any], ...]:
+def _command_flags(line: str, assigned: tuple[tuple[str, str], ...]) -> tuple[tuple[str, Any], ...]:
     # A log of many runs repeats its command lines (and the variables they use): read
     # each once. The flags as pairs, so that no caller can change what the cache holds.
     variables = dict(assigned)
@@ -668,6 +681,7 @@ def _scalar(text: str) -> Any:
 # -- identity ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def _framework(backend: str, tool: str) -> tuple[str, str]:
     """(framework, backend param or "") of a backend as the tool prints it."""
     word = backend.strip().lower()
@@ -676,6 +690,7 @@ def _framework(backend: str, tool: str) -> tuple[str, str]:
     return framework, (backend.strip() if backend.strip() and backend.strip() != framework else "")
 
 
+@functools.lru_cache(maxsize=256)
 def _model_name(model: str) -> str:
     """ "meta-llama/Llama-3.1-8B-Instruct" -> "Llama-3.1-8B-Instruct"; a path's last part."""
     return model.strip().rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
@@ -720,7 +735,21 @@ def _lengths(args: dict[str, Any]) -> dict[str, ParamValue]:
         path = args.get("dataset_path")
         if dataset == "hf" and isinstance(path, str) and path:
             out["dataset_path"] = path
-    name = dataset if isinstance(dataset, str) else ""
+    for param, keys in _length_keys(dataset if isinstance(dataset, str) else ""):
+        for key in keys:
+            value = args.get(key)
+            if value is None:
+                continue
+            number = _count(value)
+            if number is not None:
+                out[param] = number
+                break
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _length_keys(name: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The arguments that give input_len and output_len for a dataset, in order."""
     inputs: list[str] = ["input_len"]
     outputs: list[str] = ["output_len"]
     if name.startswith("random") or not name:
@@ -735,13 +764,7 @@ def _lengths(args: dict[str, Any]) -> dict[str, ParamValue]:
         outputs.append("sonnet_output_len")
     if name in ("custom", ""):
         outputs.append("custom_output_len")
-    for param, keys in (("input_len", inputs), ("output_len", outputs)):
-        for key in keys:
-            number = _count(args.get(key))
-            if number is not None:
-                out[param] = number
-                break
-    return out
+    return (("input_len", tuple(inputs)), ("output_len", tuple(outputs)))
 
 
 def _args_for(ctx: _Context, tool: str, kind: str) -> dict[str, Any]:
@@ -976,7 +999,7 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
         if "Serving Benchmark Result" in s:
             break
         if first == "-":  # a section's rule, else no line of a block
-            if not _RULE.fullmatch(s):
+            if not _is_rule(s):
                 break
             end, cursor = eol, eol + 1
             continue
@@ -999,8 +1022,16 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
                 param = _PARAM_LABELS.get(key)
             else:
                 subheading = ""
-        head_match = _NUM_HEAD.match(value)
-        head = head_match.group() if head_match is not None else None
+        # The number the value starts with (_NUM_HEAD), and what _scalar makes of it: most
+        # values are nothing but digits, with a point or without.
+        if value.isdecimal():
+            head, number_value = value, int(value)
+        elif value.replace(".", "", 1).isdecimal():
+            head, number_value = value, float(value)
+        else:
+            head_match = _NUM_HEAD.match(value)
+            head = head_match.group() if head_match is not None else None
+            number_value = _scalar(head) if head is not None else None
         if param is not None:
             words = value.split()
             if param == "backend":
@@ -1017,7 +1048,6 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
             pending.append((number, raw, label, value, head, info.metric))
         elif head:
             name = _stat_name(key)
-            number_value = int(head) if head.isdecimal() else _scalar(head)
             if (
                 name in _COUNT_STATS
                 and isinstance(number_value, float)
@@ -1051,8 +1081,47 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
     return items, end
 
 
+@functools.lru_cache(maxsize=1024)
+def _is_rule(line: str) -> bool:
+    """A section's rule, "-----Time to First Token-----" (the same few in every block)."""
+    return _RULE.fullmatch(line) is not None
+
+
 def _line_of(item: Item) -> int:
     return item.line
+
+
+# The fields of Measurement in order, as _block_values passes them (a Measurement a block
+# line, 90,000 in 10 MB of vLLM blocks): a change to the model must change both.
+_MEASUREMENT_FIELDS = (
+    "benchmark",
+    "metric",
+    "value",
+    "unit",
+    "task",
+    "direction",
+    "framework",
+    "device",
+    "params",
+    "testbed",
+    "project",
+    "version",
+    "measured_at",
+    "status",
+    "samples",
+    "warmup",
+    "stats",
+    "run",
+    "line",
+    "raw",
+)
+if tuple(f.name for f in fields(Measurement)) != _MEASUREMENT_FIELDS:  # pragma: no cover
+    raise ImportError("perfboard.model.Measurement's fields changed: see _MEASUREMENT_FIELDS")
+# The defaults of the fields a block does not set, as the model has them.
+_DEFAULTS = {f.name: f.default for f in fields(Measurement)}
+_TASK, _DEVICE, _PROJECT, _VERSION, _STATUS, _RUN_NUMBER = (
+    _DEFAULTS[name] for name in ("task", "device", "project", "version", "status", "run")
+)
 
 
 def _block_values(run: _Run, pending: list[_Pending]) -> list[Item]:
@@ -1085,21 +1154,27 @@ def _block_values(run: _Run, pending: list[_Pending]) -> list[Item]:
         if stat is not None:
             point_params["stat"] = stat
         items.append(
-            Measurement(
-                benchmark=benchmark,
-                metric=metric,
-                value=value,
-                unit=canon,
-                direction="lower" if stat == "std" else direction,  # type: ignore[arg-type]
-                framework=framework,
-                params=point_params,
-                testbed=dict(testbed),
-                measured_at=measured_at,
-                samples=samples,
-                warmup=warmup,
-                stats=dict(stats),
-                line=line,
-                raw=raw,
+            Measurement(  # by position (_MEASUREMENT_FIELDS): a third faster than by keyword
+                benchmark,
+                metric,
+                value,
+                canon,
+                _TASK,
+                "lower" if stat == "std" else direction,  # type: ignore[arg-type]
+                framework,
+                _DEVICE,
+                point_params,
+                dict(testbed),
+                _PROJECT,
+                _VERSION,
+                measured_at,
+                _STATUS,
+                samples,
+                warmup,
+                dict(stats),
+                _RUN_NUMBER,
+                line,
+                raw,
             )
         )
     return items

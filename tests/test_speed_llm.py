@@ -709,7 +709,9 @@ def test_commands_above_a_block(command: str) -> None:
             same(doc_of(text, first_line))
 
 
-def test_assignments_match_a_scan_of_their_range() -> None:
+def test_a_variable_looked_up_alone_is_the_last_one_a_scan_of_the_range_sets() -> None:
+    # _variables looks up each name a command uses by itself (_last_assignment), where the
+    # reference collected every assignment of the range.
     rng = random.Random(15)
     pieces = [
         "A=1",
@@ -720,22 +722,63 @@ def test_assignments_match_a_scan_of_their_range() -> None:
         "F=",
         "x G=1",
         'H="open',
+        "AA=2",
+        "xA=3",
+        "\tA='4'",
+        "export  B=5 6",
+        "--A=7",
         "\n",
         " ",
         "text",
     ]
+    names = ["A", "AA", "B", "C", "D", "E", "F", "G", "H", "Z"]
     reference = REFERENCE_PARSE.__globals__["_assignments"]
-    for _ in range(300):
+    for _ in range(500):
         text = "".join(rng.choice(pieces) + rng.choice(["\n", "", " "]) for _ in range(30))
-        lm._index_cache.clear()
         for _ in range(10):
             start = rng.randrange(len(text) + 1)
             end = rng.randrange(start, len(text) + 1)
-            assert lm._assignments(text, start, end) == reference(text, start, end), (
-                text,
-                start,
-                end,
-            )
+            expected = reference(text, start, end)
+            for name in names:
+                got = lm._last_assignment(text, name, start, end)
+                assert got == expected.get(name), (text, start, end, name)
+
+
+def test_the_names_a_command_uses() -> None:
+    line = """--model "$MODEL" --x ${RATE}/$"Q" --y '$SINGLE' a$B=c \\$ESC $ --n $1"""
+    assert lm._used_names(line) == ("MODEL", "RATE", "Q", "SINGLE", "B", "ESC", "1")
+
+
+def test_hits_are_those_of_a_scan_per_pattern() -> None:
+    # _hits finds in four scans what scan.hits finds in one per pattern of _PATTERNS.
+    from ingest.parsers.scan import hits
+
+    rng = random.Random(3)
+    pieces = [
+        "Serving Benchmark Result",
+        "Avg latency: ",
+        "Std latency: ",
+        "% percentile latency: ",
+        " latency: ",
+        " latency:  latency: ",
+        "vg latency: ",
+        " requests/s, ",
+        " requests/s,  requests/s, ",
+        '"request_throughput"',
+        '"request_throughput" :',
+        '"avg_latency":',
+        '"requests_per_second"\n:',
+        '"avg_latency""requests_per_second":',
+        "x",
+        "\n",
+        "%",
+        "Avg",
+        '"',
+    ]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        expected = [(pos, kind) for pos, kind, _ in hits(text, lm._PATTERNS)]
+        assert [(pos, kind) for pos, _, kind in lm._hits(text)] == expected, text
 
 
 # -- random damage ------------------------------------------------------------------------

@@ -129,7 +129,6 @@ from typing import Any, NamedTuple
 
 from ingest.parsers.cells import percentile_stat, stat_direction
 from ingest.parsers.jsonscan import cut_object, find_object
-from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
 from perfboard.units import UnitError, converter, normalise
@@ -160,6 +159,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("json", re.compile(r'"avg_latency"\s*:')),
     ("json", re.compile(r'"requests_per_second"\s*:')),
 )
+
+# _PATTERNS as _hits scans for them.
+_SERVE_ANCHOR = re.compile(r"Serving Benchmark Result")
+_THROUGHPUT_ANCHOR = re.compile(r" requests/s, ")
+_JSON_ANCHOR = re.compile(r'"(?:request_throughput|avg_latency|requests_per_second)"\s*:')
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _NUM_HEAD = re.compile(rf"(?:{_NUM}|[-+]?(?i:nan|inf(?:inity)?))(?![\w.])")
@@ -198,12 +202,11 @@ _SERVER_COMMAND = re.compile(
 # The words the alternatives of the two patterns above start with (_matches_at).
 _BENCH_COMMAND_WORDS = ("vllm", "benchmark_", "sglang.", "bench_serving")
 _SERVER_COMMAND_WORDS = ("vllm", "sglang.")
+_COMMAND_WORDS = tuple(dict.fromkeys(_BENCH_COMMAND_WORDS + _SERVER_COMMAND_WORDS))
 _ASSIGNMENT = re.compile(
     r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_]\w*)="
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s;]*))"
 )
-# Where _ASSIGNMENT may match after the first line: its head, from the newline before it.
-_ASSIGNMENT_LINE = re.compile(r"\n[ \t]*(?:export[ \t]+)?[A-Za-z_]\w*=")
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))")
 _NAMESPACE_ITEM = re.compile(
     r"(?:(?<=\()|(?<=, ))(?P<key>\w+)="
@@ -397,7 +400,7 @@ def parse(doc: DocText) -> Iterator[Item]:
     resume = 0  # hits inside a result already read are not read again
     context_start = 0  # the lines above a result start after the previous result
     tried_json: set[int] = set()
-    for pos, kind, _m in hits(text, _PATTERNS):
+    for pos, _, kind in _hits(text):
         if pos < resume:
             continue
         if kind == "serve":
@@ -415,6 +418,29 @@ def parse(doc: DocText) -> Iterator[Item]:
         resume = context_start = end
 
 
+def _hits(text: str) -> list[tuple[int, int, str]]:
+    """(position, pattern, kind) of every match of _PATTERNS, in text order: what
+    scan.hits(text, _PATTERNS) gives, in four scans of the text instead of eight.
+
+    The three latency anchors are found as the " latency: " they share (every occurrence,
+    overlapping ones too), then told apart by the words before it; the three JSON keys
+    are one pattern led by their quote (a match of one cannot overlap one of another:
+    each key's quote is followed by the key, its closing quote by blanks and a colon).
+    """
+    found = [(m.start(), 0, "serve") for m in _SERVE_ANCHOR.finditer(text)]
+    at = text.find(" latency: ")
+    while at >= 0:
+        if at >= 3 and text.startswith(("Avg", "Std"), at - 3, at):
+            found.append((at - 3, 1 if text[at - 3] == "A" else 2, "latency"))
+        elif at >= 12 and text.startswith("% percentile", at - 12, at):
+            found.append((at - 12, 3, "latency"))
+        at = text.find(" latency: ", at + 1)
+    found += [(m.start(), 4, "throughput") for m in _THROUGHPUT_ANCHOR.finditer(text)]
+    found += [(m.start(), 5, "json") for m in _JSON_ANCHOR.finditer(text)]
+    found.sort()
+    return found
+
+
 # -- context above a result -----------------------------------------------------------
 
 
@@ -427,7 +453,10 @@ def _context(text: str, start: int, end: int) -> _Context:
     if namespace >= 0:
         eol = window.find("\n", namespace)
         ctx.args.update(_namespace(window[namespace : eol if eol >= 0 else len(window)]))
-    commands = _matches_at(_BENCH_COMMAND, window, _BENCH_COMMAND_WORDS)
+    # Where either kind of command may start, found once for both (a superset of each
+    # pattern's words: a start of the other kind fails to match and changes nothing).
+    candidates = _word_starts(window, _COMMAND_WORDS)
+    commands = _matches_from(_BENCH_COMMAND, window, candidates)
     if commands:
         m = commands[-1]
         ctx.tool = "sglang" if (m.group("sglang") or m.group("sgfile")) else "vllm"
@@ -435,23 +464,58 @@ def _context(text: str, start: int, end: int) -> _Context:
         ctx.kind = "serve" if sub in ("serve", "serving", "bench_serving") else sub
         line = _logical_line(window, m.end())
         ctx.args.update(_flags(line, _variables(text, start + m.start(), line)))
-    servers = _matches_at(_SERVER_COMMAND, window, _SERVER_COMMAND_WORDS)
+    servers = _matches_from(_SERVER_COMMAND, window, candidates)
     if servers:
         m = servers[-1]
         line = _logical_line(window, m.end())
         ctx.server_model = _server_model(m.group(), line, _variables(text, start + m.start(), line))
-    if any(word in window for word in _PRE_BLOCK_WORDS):  # a scan of every line else
-        for m in _PRE_BLOCK.finditer(window):
+    # _PRE_BLOCK.finditer(window), tried only at the starts of the lines that hold one of
+    # its words (its (?m)^ would be tried at every position; a match lies within a line).
+    for line_start in _word_line_starts(window, _PRE_BLOCK_WORDS):
+        m = _PRE_BLOCK.match(window, line_start)
+        if m is not None:
             ctx.pre[m.group("key")] = m.group("value").rstrip(",")
     return ctx
 
 
+def _word_line_starts(text: str, words: tuple[str, ...]) -> list[int]:
+    """The starts of the lines of text that hold any of the words, in order."""
+    starts: set[int] = set()
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(word, at + 1)
+    return sorted(starts)
+
+
 def _variables(text: str, command: int, line: str) -> dict[str, str]:
-    """The shell variables a command at `command` may use (within MAX_CONTEXT_CHARS above
-    it): none to look for when its line names none (_resolve reads them after a "$")."""
+    """The shell variables set above a command at `command` (within MAX_CONTEXT_CHARS)
+    that its line uses: MODEL="/data/Qwen3-8B/" -> {"MODEL": ...}.
+
+    _resolve reads a variable only where a token says $NAME, so the others need not be
+    looked for: each name used is looked up by itself (_last_assignment).
+    """
     if "$" not in line:
         return {}
-    return _assignments(text, max(0, command - MAX_CONTEXT_CHARS), command)
+    start = max(0, command - MAX_CONTEXT_CHARS)
+    out: dict[str, str] = {}
+    for name in _used_names(line):
+        value = _last_assignment(text, name, start, command)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _used_names(line: str) -> tuple[str, ...]:
+    """The names of the $VARs in a command line's tokens (the ones _resolve may read)."""
+    names: dict[str, None] = {}
+    for token in _split_command(line):
+        if "$" in token:
+            for m in _VARIABLE.finditer(token):
+                names[m.group("braced") or m.group("plain")] = None
+    return tuple(names)
 
 
 def _matches_at(pattern: re.Pattern[str], text: str, words: tuple[str, ...]) -> list[re.Match[str]]:
@@ -460,15 +524,25 @@ def _matches_at(pattern: re.Pattern[str], text: str, words: tuple[str, ...]) -> 
     alternation of \\b-led words has no literal prefix, so finditer tries it at every
     position of a window that may be 64 KiB, once for every result of a long log.
     """
+    return _matches_from(pattern, text, _word_starts(text, words))
+
+
+def _word_starts(text: str, words: tuple[str, ...]) -> list[int]:
+    """Where any of the words occurs in text, in order."""
     starts: set[int] = set()
     for word in words:
         at = text.find(word)
         while at >= 0:
             starts.add(at)
             at = text.find(word, at + 1)
+    return sorted(starts)
+
+
+def _matches_from(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[re.Match[str]]:
+    """_matches_at with the places to try given (in order)."""
     found: list[re.Match[str]] = []
     end = 0
-    for at in sorted(starts):
+    for at in starts:
         if at < end:
             continue  # inside the match before: finditer goes on from its end
         m = pattern.match(text, at)
@@ -492,28 +566,28 @@ def _logical_line(text: str, pos: int) -> str:
         return " ".join(parts)
 
 
-def _assignments(text: str, start: int, end: int) -> dict[str, str]:
-    """Shell variables set above a command: MODEL="/data/Qwen3-8B/" -> {"MODEL": ...}.
+def _last_assignment(text: str, name: str, start: int, end: int) -> str | None:
+    """The value of the last assignment of `name` that `_ASSIGNMENT.finditer(text, start,
+    end)` finds, or None.
 
-    What `_ASSIGNMENT.finditer(text, start, end)` finds, taken from one scan of the whole
-    text: each command looks 64 KiB back, so a log of many benchmark runs would scan each
-    stretch again for every command in it. An assignment lies within its line and starts
-    at the line's start, so the matches in a range are the text's matches that start in
-    it, except the one its end cuts short, which is matched again as cut (and is the
-    range's last: the next line starts past the end).
+    An assignment lies within its line and starts at the line's start (after blanks and
+    "export"), so it is the last "NAME=" whose line starts at or after `start` and that
+    _ASSIGNMENT matches at its line's start with this very name; one that `end` cuts
+    short is matched as cut (as finditer would: matched up to `end`).
     """
-    starts, ends, pairs = _assignment_index(text)
-    first = bisect.bisect_left(starts, start)
-    stop = bisect.bisect_left(starts, end, first)
-    if stop <= first:
-        return {}
-    if ends[stop - 1] <= end:
-        return dict(pairs[first:stop])  # the last value of each name, in first-set order
-    out = dict(pairs[first : stop - 1])
-    m = _ASSIGNMENT.match(text, starts[stop - 1], end)
-    if m is not None:
-        out[m.group("name")] = _assigned(m)
-    return out
+    needle = name + "="
+    occurrences = _occurrences(text, needle)
+    index = bisect.bisect_right(occurrences, end - len(needle))
+    while index > 0:
+        index -= 1
+        at = occurrences[index]
+        line_start = text.rfind("\n", 0, at) + 1
+        if line_start < start:
+            return None  # this line and every one above it start before the range
+        m = _ASSIGNMENT.match(text, line_start, end)
+        if m is not None and m.start("name") == at and m.group("name") == name:
+            return _assigned(m)
+    return None
 
 
 def _assigned(m: re.Match[str]) -> str:
@@ -521,31 +595,23 @@ def _assigned(m: re.Match[str]) -> str:
     return value if value is not None else (m.group("bare") or "")
 
 
-_index_cache: list[tuple[str, list[int], list[int], list[tuple[str, str]]]] = []
+_occurrences_cache: list[tuple[str, dict[str, list[int]]]] = []
 
 
-def _assignment_index(text: str) -> tuple[list[int], list[int], list[tuple[str, str]]]:
-    """Where every assignment in the text starts and ends, and its (name, value) (the
-    last text's, kept)."""
-    if _index_cache and _index_cache[0][0] is text:
-        return _index_cache[0][1:]
-    # _ASSIGNMENT.finditer(text), 3x faster: its (?m)^ is tried at every position of the
-    # text, where a pattern that starts with a newline is looked for at the newlines only.
-    # An assignment lies within its line and so starts at a line's start; the head found
-    # there, the whole pattern matches (a bare value may be empty).
-    head = _ASSIGNMENT.match(text)
-    matches = [head] if head is not None else []
-    for m in _ASSIGNMENT_LINE.finditer(text):
-        found = _ASSIGNMENT.match(text, m.start() + 1)
-        assert found is not None
-        matches.append(found)
-    index = (
-        [m.start() for m in matches],
-        [m.end() for m in matches],
-        [(m.group("name"), _assigned(m)) for m in matches],
-    )
-    _index_cache[:] = [(text, *index)]
-    return index
+def _occurrences(text: str, needle: str) -> list[int]:
+    """Where needle occurs in text (the last text's, kept): one search of the text for
+    every variable name, where a log of many commands looks each up many times."""
+    if not _occurrences_cache or _occurrences_cache[0][0] is not text:
+        _occurrences_cache[:] = [(text, {})]
+    found = _occurrences_cache[0][1]
+    if needle not in found:
+        positions = []
+        at = text.find(needle)
+        while at >= 0:
+            positions.append(at)
+            at = text.find(needle, at + 1)
+        found[needle] = positions
+    return found[needle]
 
 
 def _resolve(value: str, variables: dict[str, str]) -> str | None:
@@ -900,37 +966,50 @@ def _quantity(value: Any, unit: str, kind: str) -> tuple[float, str, str] | str:
 # strip and a split at its colon, each value a float and a Measurement.
 
 
+# (convert, canonical unit, its kind, direction) of a unit, or why it is none (_conversion)
+_Conversion = tuple[Callable[[float], float], str, str, str] | str
+# (metric, unit, kind, stat, the unit's _conversion) of a label that gives a value
+_Metric = tuple[str, str, str, str | None, _Conversion]
+# (line, raw, label, value as written, _Label.metric)
+_Pending = tuple[int, str, str, str, _Metric]
+
+
 class _Label(NamedTuple):
     """What a block's label says, whatever its value."""
 
     key: str  # lower case, single spaces: "mean ttft (ms)"
     param: str | None  # the param it gives (_PARAM_LABELS)
     sglang: bool  # only SGLang prints it (_is_sglang)
-    metric: tuple[str, str, str, str | None] | None  # (metric, unit, kind, stat) of a value
+    metric: _Metric | None  # what its value is a value of
 
 
 @functools.lru_cache(maxsize=4096)
 def _label(label: str) -> _Label:
     key = " ".join(label.lower().split())
     sglang = key in _SGLANG_LABELS or "e2e latency" in key
-    metric: tuple[str, str, str, str | None] | None = None
+    metric: _Metric | None = None
     stat_line = _STAT_LABEL.fullmatch(label)
     if stat_line:  # "Mean TTFT (ms)"
+        unit = stat_line.group("unit")
         metric = (
             _metric(stat_line.group("name")),
-            stat_line.group("unit"),
+            unit,
             "time",
             _stat(stat_line.group("stat")),
+            _conversion(unit, "time"),
         )
     else:  # "Request throughput (req/s)"
         m = _UNIT_LABEL.fullmatch(key)
         if m is not None and m.group("name") in _THROUGHPUT_LABELS:
-            metric = (_THROUGHPUT_LABELS[m.group("name")], m.group("unit"), "throughput", None)
+            unit = m.group("unit")
+            metric = (
+                _THROUGHPUT_LABELS[m.group("name")],
+                unit,
+                "throughput",
+                None,
+                _conversion(unit, "throughput"),
+            )
     return _Label(key, _PARAM_LABELS.get(key), sglang, metric)
-
-
-# (line, raw, label, value as written, its number as written, _Label.metric)
-_Pending = tuple[int, str, str, str, str | None, tuple[str, str, str, str | None]]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -946,7 +1025,7 @@ _SGLANG_LABELS = frozenset(
 
 
 @functools.lru_cache(maxsize=1024)
-def _conversion(unit: str, kind: str) -> tuple[Callable[[float], float], str, str, str] | str:
+def _conversion(unit: str, kind: str) -> _Conversion:
     """(convert, canonical unit, its kind, direction) of a unit, or why it is no unit:
     what _quantity does for a value, the unit looked up once."""
     try:
@@ -1012,16 +1091,18 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
         end = eol
         cursor = eol + 1
         last_line, last_raw = number, raw
-        info = _label(label)
-        if info.sglang:
+        key, param, marks_sglang, metric = _label(label)
+        if marks_sglang:
             sglang = True
-        key, param = info.key, info.param
         if subheading:
             if body[0] in " \t":
                 key = f"{subheading} {key}"
                 param = _PARAM_LABELS.get(key)
             else:
                 subheading = ""
+        if metric is not None and param is None:
+            pending.append((number, raw, label, value, metric))  # most lines of a block
+            continue
         # The number the value starts with (_NUM_HEAD), and what _scalar makes of it: most
         # values are nothing but digits, with a point or without.
         if value.isdecimal():
@@ -1044,8 +1125,6 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
                 count = _count(head or "")
                 if count is not None:
                     params["max_concurrency"] = count
-        elif info.metric is not None:
-            pending.append((number, raw, label, value, head, info.metric))
         elif head:
             name = _stat_name(key)
             if (
@@ -1130,14 +1209,20 @@ def _block_values(run: _Run, pending: list[_Pending]) -> list[Item]:
     # What every Measurement of the run shares, looked up once.
     benchmark, framework, params, testbed = run.benchmark, run.framework, run.params, run.testbed
     stats, measured_at, samples, warmup = run.stats, run.measured_at, run.samples, run.warmup
-    for line, raw, label, written, head, (metric, unit, kind, stat) in pending:
-        if not written:
+    for line, raw, label, written, (metric, unit, kind, stat, conversion) in pending:
+        # The number the value starts with (_NUM_HEAD): most values are nothing but
+        # digits, with a point or without.
+        if written.isdecimal() or written.replace(".", "", 1).isdecimal():
+            head = written
+        elif not written:
             items.append(Problem(line, f"{label}: no value (line cut?)", raw, NAME))
             continue
-        if head is None:
-            items.append(Problem(line, f"{label}: {written!r} is not a number", raw, NAME))
-            continue
-        conversion = _conversion(unit, kind)
+        else:
+            head_match = _NUM_HEAD.match(written)
+            if head_match is None:
+                items.append(Problem(line, f"{label}: {written!r} is not a number", raw, NAME))
+                continue
+            head = head_match.group()
         if isinstance(conversion, str):
             items.append(Problem(line, f"{label}: {conversion}", raw, NAME))
             continue

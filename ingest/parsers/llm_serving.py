@@ -1058,6 +1058,11 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
     backend = ""
     last_line, last_raw = 0, None  # of the last "Label: value" line
     subheading = ""  # "Per-position acceptance (%):" above indented "  Position 0: 85.00"
+    # A line holds the header only if the header's next occurrence is on it: one search
+    # per block instead of one per line.
+    header_next = text.find("Serving Benchmark Result", cursor)
+    if header_next < 0:
+        header_next = size
     for _ in range(MAX_BLOCK_LINES):
         if cursor > size:
             break
@@ -1075,8 +1080,12 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
             if _CLOSE.fullmatch(s):
                 closed, end = True, eol
             break
-        if "Serving Benchmark Result" in s:
-            break
+        if header_next < eol:
+            if "Serving Benchmark Result" in s:
+                break
+            header_next = text.find("Serving Benchmark Result", eol)  # in its prefix
+            if header_next < 0:
+                header_next = size
         if first == "-":  # a section's rule, else no line of a block
             if not _is_rule(s):
                 break
@@ -1145,6 +1154,7 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
         stats["tool"] = "sglang.bench_serving" if sglang else "vllm bench serve"
     run = _Run(tool=tool, kind="serve", params=params, stats=stats)
     _fill_run(run, _context(text, context_start, line_start), backend, None)
+    cut_lines = bool(items)  # their Problems come before the values of lines above them
     items += _block_values(run, pending)
     if not closed and not (items and isinstance(items[-1], Problem) and "cut" in items[-1].reason):
         items.append(
@@ -1156,7 +1166,8 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
                 severity="warning",
             )
         )
-    items.sort(key=_line_of)
+    if cut_lines:  # else the items are in line order: the values', then the last line's
+        items.sort(key=_line_of)
     return items, end
 
 

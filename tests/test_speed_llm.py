@@ -574,7 +574,9 @@ def _forms(text: str) -> Iterator[str]:
         yield re.sub(r"(?m)(:\s+)\d+(?:\.\d+)?", rf"\g<1>{number}", text)
     for number in ("5.", "1_000", "١٢", "١٢.٥", "0x10", "1.2.3", "12abc", "12.5 ms", "N/A", "-"):
         yield re.sub(r"(?m)(:\s+)\d+(?:\.\d+)?", rf"\g<1>{number}", text)
-    yield re.sub(r"(?m)(:\s+)\d+(?:\.\d+)?", r"\g<1>1e999", text)  # an absurd time
+    yield re.sub(r"(?m)(:\s+)\d+(?:\.\d+)?", r"\g<1>1e999", text)  # an infinite value
+    for number in ("1e12", "86400000", "86400000.5", "86400.0001", "-0", "0", "1e-320"):
+        yield re.sub(r"(?m)(:\s+)\d+(?:\.\d+)?", rf"\g<1>{number}", text)  # absurd or not
     yield re.sub(r"(?m)(:\s+)(\d+)\.\d+", r"\g<1>\g<2>.00", text)  # counts printed as floats
     yield text.replace("Serving Benchmark Result", "Serving Benchmark Result (cont.)")
     yield text.replace("=", "")  # prose naming the block

@@ -131,7 +131,7 @@ from ingest.parsers.cells import percentile_stat, stat_direction
 from ingest.parsers.jsonscan import cut_object, find_object
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
-from perfboard.units import UnitError, converter, normalise
+from perfboard.units import ABSURD_MS, UnitError, converter, normalise, scaling
 
 NAME = "llm_serving"
 ANCHORS: tuple[str, ...] = (
@@ -781,6 +781,8 @@ def _rate(value: Any) -> ParamValue | None:
 
 
 def _count(value: Any) -> int | None:
+    if value is None:  # most: an argument not given
+        return None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -794,6 +796,8 @@ def _count(value: Any) -> int | None:
 
 def _lengths(args: dict[str, Any]) -> dict[str, ParamValue]:
     """dataset, dataset_path, input_len and output_len from a tool's arguments."""
+    if not args:  # a block without a command above it
+        return {}
     out: dict[str, ParamValue] = {}
     dataset = args.get("dataset_name")
     if isinstance(dataset, str) and dataset:
@@ -967,7 +971,7 @@ def _quantity(value: Any, unit: str, kind: str) -> tuple[float, str, str] | str:
 
 
 # (convert, canonical unit, its kind, direction) of a unit, or why it is none (_conversion)
-_Conversion = tuple[Callable[[float], float], str, str, str] | str
+_Conversion = tuple[Callable[[float], float], str, str, str, int, float, float] | str
 # (metric, unit, kind, stat, the unit's _conversion) of a label that gives a value
 _Metric = tuple[str, str, str, str | None, _Conversion]
 # (line, raw, label, value as written, _Label.metric)
@@ -1026,14 +1030,21 @@ _SGLANG_LABELS = frozenset(
 
 @functools.lru_cache(maxsize=1024)
 def _conversion(unit: str, kind: str) -> _Conversion:
-    """(convert, canonical unit, its kind, direction) of a unit, or why it is no unit:
-    what _quantity does for a value, the unit looked up once."""
+    """(convert, canonical unit, its kind, direction, divisor, factor, largest value) of a
+    unit, or why it is no unit: what _quantity does for a value, the unit looked up once.
+
+    convert is perfboard.units' (it raises the errors); the divisor and factor are how it
+    converts (units.scaling), so that _block_values converts a plain value inline and
+    calls it for any other (NaN, infinite, negative, or beyond the largest value).
+    """
     try:
         convert = converter(unit)
     except UnitError as e:
         return str(e)
     q = normalise(0.0, unit)  # 0 is no NaN, negative or absurd value: only the unit speaks
-    return convert, q.unit, q.kind, q.direction
+    divisor, factor, _ = scaling(unit)
+    largest = ABSURD_MS if q.kind == "time" else math.inf
+    return convert, q.unit, q.kind, q.direction, divisor, factor, largest
 
 
 def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item], int] | None:
@@ -1237,9 +1248,15 @@ def _block_values(run: _Run, pending: list[_Pending]) -> list[Item]:
         if isinstance(conversion, str):
             items.append(Problem(line, f"{label}: {conversion}", raw, NAME))
             continue
-        convert, canon, unit_kind, direction = conversion
+        convert, canon, unit_kind, direction, divisor, factor, largest = conversion
+        number = float(head)
         try:
-            value = convert(float(head))
+            if 0.0 <= number < math.inf:  # what convert does for a plain number
+                value = number / divisor if divisor else number * factor
+                if value > largest:
+                    value = convert(number)  # raises its error
+            else:
+                value = convert(number)
         except UnitError as e:
             items.append(Problem(line, f"{label}: {e}", raw, NAME))
             continue

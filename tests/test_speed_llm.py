@@ -832,6 +832,19 @@ def test_the_colon_split_is_the_entry_pattern() -> None:
             assert (m.group("value") or "") == s[colon + 1 :].lstrip(" \t"), s
 
 
+def test_scalars_are_the_reference_scalars() -> None:
+    reference = REFERENCE_PARSE.__globals__["_scalar"]
+    rng = random.Random(11)
+    texts = ["", ".", "..", "1.", ".5", "1.5", "1.2.3", "١.٥", "١٢", "1e5", "inf", "-inf", "NaN"]
+    texts += [" 1", "1 ", "1_0", "+1", "-1.5", "True", "false", "9" * 400, "9" * 400 + ".5", "0x1"]
+    texts += [
+        "".join(rng.choice("0123456789.e-_ ") for _ in range(rng.randint(0, 6)))
+        for _ in range(3000)
+    ]
+    for text in texts:
+        assert repr(lm._scalar(text)) == repr(reference(text)), text
+
+
 def test_number_heads_of_plain_values_are_the_whole_value() -> None:
     for value in ("0", "1000", "30.85", "30.", ".5", "١٢", "١٢.٥", "007"):
         m = _NUM_HEAD.match(value)

@@ -726,6 +726,9 @@ def _scalar(text: str) -> Any:
     """ "1024" -> 1024, "1.5" -> 1.5, "inf" -> "inf", "True" -> True, else the text."""
     if text.isdecimal():  # what int() reads, without the ValueErrors below
         return int(text)
+    if text.replace(".", "", 1).isdecimal():  # "1.5": what float() reads and int() not
+        number = float(text)
+        return number if math.isfinite(number) else text
     if not text:
         return text
     low = text.lower()

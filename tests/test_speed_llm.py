@@ -456,6 +456,14 @@ def _reference_parse() -> Callable[[DocText], Iterator[Item]]:
             namespace[name] = _rebound(obj, namespace)
     for function in _REFERENCE:
         namespace[function.__name__] = _rebound(function, namespace)
+    # The latency and throughput readers (unchanged but for this) tell _context not to
+    # read the pre-block lines they never use; the reference reads them always.
+    reference_context = namespace["_context"]
+
+    def context(text: str, start: int, end: int, pre: bool = True) -> _Context:
+        return reference_context(text, start, end)
+
+    namespace["_context"] = context
     return namespace["parse"]
 
 

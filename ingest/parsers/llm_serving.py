@@ -380,7 +380,21 @@ class _Context:
     kind: str = ""  # "serve", "latency", "throughput"
     args: dict[str, Any] = field(default_factory=dict)  # Namespace, then command on top
     pre: dict[str, Any] = field(default_factory=dict)  # vLLM's lines above its block
-    server_model: str = ""
+    # The server command is looked for only when a run asks for its model (one whose
+    # bench command names none): (text, window start, window, command word starts).
+    server_at: tuple[str, int, str, list[int]] | None = field(default=None, repr=False)
+    found_server_model: str | None = field(default=None, repr=False)
+
+    @property
+    def server_model(self) -> str:
+        """The model the last server command above serves ("" without one)."""
+        if self.found_server_model is None:
+            self.found_server_model = _server_model_at(*self.server_at) if self.server_at else ""
+        return self.found_server_model
+
+    @server_model.setter
+    def server_model(self, model: str) -> None:
+        self.found_server_model = model
 
 
 @dataclass
@@ -449,8 +463,9 @@ def _hits(text: str) -> list[tuple[int, int, str]]:
 # -- context above a result -----------------------------------------------------------
 
 
-def _context(text: str, start: int, end: int) -> _Context:
-    """The bench command, Namespace, server command and vLLM's pre-block lines above."""
+def _context(text: str, start: int, end: int, pre: bool = True) -> _Context:
+    """The bench command, Namespace, server command and vLLM's pre-block lines above
+    (`pre`: only for a run that reads them, a vLLM serving one)."""
     start = max(start, end - MAX_CONTEXT_CHARS)
     window = text[start:end]
     ctx = _Context()
@@ -469,11 +484,9 @@ def _context(text: str, start: int, end: int) -> _Context:
         ctx.kind = "serve" if sub in ("serve", "serving", "bench_serving") else sub
         line = _logical_line(window, m.end())
         ctx.args.update(_flags(line, _variables(text, start + m.start(), line)))
-    servers = _matches_from(_SERVER_COMMAND, window, candidates)
-    if servers:
-        m = servers[-1]
-        line = _logical_line(window, m.end())
-        ctx.server_model = _server_model(m.group(), line, _variables(text, start + m.start(), line))
+    ctx.server_at = (text, start, window, candidates)
+    if not pre:
+        return ctx
     # _PRE_BLOCK.finditer(window), tried only at the starts of the lines that hold one of
     # its words (its (?m)^ would be tried at every position; a match lies within a line).
     for line_start in _word_line_starts(window, _PRE_BLOCK_WORDS):
@@ -481,6 +494,16 @@ def _context(text: str, start: int, end: int) -> _Context:
         if m is not None:
             ctx.pre[m.group("key")] = m.group("value").rstrip(",")
     return ctx
+
+
+def _server_model_at(text: str, start: int, window: str, candidates: list[int]) -> str:
+    """The model of the last server command in the window (at text[start:])."""
+    servers = _matches_from(_SERVER_COMMAND, window, candidates)
+    if not servers:
+        return ""
+    m = servers[-1]
+    line = _logical_line(window, m.end())
+    return _server_model(m.group(), line, _variables(text, start + m.start(), line))
 
 
 def _word_line_starts(text: str, words: tuple[str, ...]) -> list[int]:
@@ -1172,7 +1195,7 @@ def _serve_block(doc: DocText, pos: int, context_start: int) -> tuple[list[Item]
     if stats["tool"] is None:
         stats["tool"] = "sglang.bench_serving" if sglang else "vllm bench serve"
     run = _Run(tool=tool, kind="serve", params=params, stats=stats)
-    _fill_run(run, _context(text, context_start, line_start), backend, None)
+    _fill_run(run, _context(text, context_start, line_start, not sglang), backend, None)
     cut_lines = bool(items)  # their Problems come before the values of lines above them
     items += _block_values(run, pending)
     if not closed and not (items and isinstance(items[-1], Problem) and "cut" in items[-1].reason):
@@ -1326,7 +1349,7 @@ def _latency_lines(doc: DocText, pos: int, context_start: int) -> tuple[list[Ite
     )
     if not ours:
         return None
-    ctx = _context(text, context_start, start)
+    ctx = _context(text, context_start, start, pre=False)  # not a serving run
     run = _Run(tool="vllm", kind="latency")
     run.stats["tool"] = "vllm bench latency"
     _fill_run(run, ctx, None, None)
@@ -1359,7 +1382,7 @@ def _throughput_line(doc: DocText, pos: int, context_start: int) -> tuple[list[I
     if m is None:
         return None
     line = doc.line_at(start)
-    ctx = _context(text, context_start, start)
+    ctx = _context(text, context_start, start, pre=False)  # not a serving run
     run = _Run(tool="vllm", kind="throughput")
     run.stats["tool"] = "vllm bench throughput"
     # The two lines after it: "Total num prompt tokens:  N", "Total num output tokens:  N".

@@ -167,7 +167,6 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 # _PATTERNS as _hits scans for them.
 _SERVE_ANCHOR = re.compile(r"Serving Benchmark Result")
-_THROUGHPUT_ANCHOR = re.compile(r" requests/s, ")
 _JSON_ANCHOR = re.compile(r'"(?:request_throughput|avg_latency|requests_per_second)"\s*:')
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -454,7 +453,12 @@ def _hits(text: str) -> list[tuple[int, int, str]]:
         elif at >= 12 and text.startswith("% percentile", at - 12, at):
             found.append((at - 12, 3, "latency"))
         at = text.find(" latency: ", at + 1)
-    found += [(m.start(), 4, "throughput") for m in _THROUGHPUT_ANCHOR.finditer(text)]
+    # str.find, twice as fast as the regex's search for a literal led by a blank; each
+    # search goes on from the end of the one found, as finditer does.
+    at = text.find(" requests/s, ")
+    while at >= 0:
+        found.append((at, 4, "throughput"))
+        at = text.find(" requests/s, ", at + len(" requests/s, "))
     found += [(m.start(), 5, "json") for m in _JSON_ANCHOR.finditer(text)]
     found.sort()
     return found

@@ -33,7 +33,14 @@ from ingest.columns import EventBlock, MeasurementBlock, PassBlock
 from ingest.gate import markers_of
 from ingest.registry import GENERIC, KINDS, PARSERS, RESULTS_KIND, gate_for, parse_fn
 from ingest.runs import Contexts, Run, assemble
-from ingest.save import EVENT_SCHEMA, PASS_SCHEMA, Rows, SourceInfo, record_table
+from ingest.save import (
+    EVENT_SCHEMA,
+    PASS_SCHEMA,
+    Rows,
+    SourceInfo,
+    collector_paused,
+    record_table,
+)
 from ingest.text import (
     MIXED,
     DocText,
@@ -508,7 +515,8 @@ def read_document(
     else:
         chunks = read_ahead(path, ranges, codec)
         results = (parse_chunk(chunk, codec, kind, meta) for chunk in chunks)
-    parsed = _combine(results, codec, kind, meta, progress)
+    with collector_paused():  # its records are acyclic (save.collector_paused)
+        parsed = _combine(results, codec, kind, meta, progress)
     if not parsed.info.n_lines:
         raise Empty("only white space")
     parsed.info.size_bytes = size
@@ -538,7 +546,9 @@ def read_text(text: str, kind: str, meta: DocMeta) -> Parsed:
     if not raw.strip():
         raise Empty("empty document")
     chunk = Chunk(memoryview(raw), xxhash.xxh3_128_digest(raw), LineIndex(raw))
-    parsed = _combine(iter([parse_chunk(chunk, "utf-8", kind, meta)]), "utf-8", kind, meta, None)
+    with collector_paused():  # its records are acyclic (save.collector_paused)
+        result = parse_chunk(chunk, "utf-8", kind, meta)
+        parsed = _combine(iter([result]), "utf-8", kind, meta, None)
     parsed.info.size_bytes = len(raw)
     return parsed
 
@@ -636,7 +646,12 @@ def _parse_range_to_rows(
     _buffer = _fitted(_buffer, end - start)
     with open(path, "rb") as fh:
         chunk = _read_range(fh.fileno(), start, end, codec, _buffer)
-    result = parse_chunk(chunk, codec, kind, meta)
+    with collector_paused():  # its records are acyclic (save.collector_paused)
+        return _packed(parse_chunk(chunk, codec, kind, meta))
+
+
+def _packed(result: ChunkResult) -> ChunkResult:
+    """A worker's chunk result with its records as Arrow tables (_parse_range_to_rows)."""
     found = result.found
     if result.rows is None:
         result.rows = Rows.of(found.measurements, result.runs)

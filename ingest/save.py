@@ -8,7 +8,9 @@ ingest error behind. Rows go in through Arrow tables, never row by row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
@@ -68,6 +70,27 @@ class SaveResult:
     previous: int = 0  # what the source held before (replaced / unchanged)
     problems: int = 0
     note: str = ""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a document's records are made and stored.
+
+    A document's records (measurements, profile events and the dicts in them) are
+    acyclic: reading one frees nothing the collector could find (none in a 20 MB modern
+    log, after its first imports). But every object made counts towards a collection, and
+    each full one walks every record made so far: 8 % of the CPU of a 20 MB modern log's
+    ingest went there. Off, the records are freed by their counts as before; the
+    collector's state is restored after, a nested pause leaves it alone.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def now_utc() -> datetime:
@@ -218,6 +241,17 @@ def save_found(
     `rows`: its measurements and runs (found.measurements may be empty when they came
     as tables from worker processes). `status`: the source's, when not ok / partial.
     """
+    with collector_paused():
+        return _save_found(conn, info, found, rows, status)
+
+
+def _save_found(
+    conn: duckdb.DuckDBPyConnection,
+    info: SourceInfo,
+    found: Found,
+    rows: Rows,
+    status: str | None,
+) -> SaveResult:
     prior = prior_state(conn, info)
     if prior is not None:
         return prior

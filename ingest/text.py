@@ -123,8 +123,7 @@ _QUOTE = re.compile(r"(?m)^ {0,3}>(?: ?>)* ?")
 
 def normalise(text: str) -> str:
     """NFKC, "\\n" line ends, and markdown quote markers removed (line count unchanged)."""
-    if not text.isascii():
-        text = nfkc(text)
+    text = nfkc(text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     # ">" alone is one fast search; most texts without quotes have no ">" at all.
@@ -146,7 +145,7 @@ def nfkc(text: str) -> str:
     as much as normalising it all); where they are many (a Chinese document) or the code
     units are not the characters (one beyond U+FFFF), the whole text is normalised.
     """
-    if unicodedata.is_normalized("NFKC", text):
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text
     units = text.encode("utf-16-le", "surrogatepass")
     if len(units) != 2 * len(text):

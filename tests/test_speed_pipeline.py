@@ -420,3 +420,26 @@ def test_collector_paused_restores_its_state():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_collector_paused_leaves_a_freeze_alone():
+    """What it made goes to the oldest generation unexamined; objects someone else froze
+    stay frozen."""
+    with save.collector_paused():
+        made = [[i] for i in range(1000)]
+    assert gc.get_freeze_count() == 0
+    assert gc.is_tracked(made[0])
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with save.collector_paused():
+            again = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == frozen  # not unfrozen, and nothing new frozen
+        assert len(again) == len(made)
+    finally:
+        gc.unfreeze()
+    cycle: list[object] = []
+    with save.collector_paused():
+        cycle.append(cycle)  # a cycle made while paused is still found
+    del cycle
+    assert gc.collect() >= 1

@@ -783,11 +783,20 @@ def record_table(records: list[Any], schema: pa.Schema) -> pa.Table:
     """
     if not records:
         return schema.empty_table()
-    rows = list(map(attrgetter(*schema.names), records))  # schemas of many fields: tuples
-    if len(rows) < _CAST_FROM:
-        return pa.Table.from_struct_array(pa.array(rows, pa.struct(schema)))
+    getter = attrgetter(*schema.names)  # schemas of many fields: a tuple a record
+    if len(records) < _CAST_FROM:
+        return pa.Table.from_struct_array(pa.array(list(map(getter, records)), pa.struct(schema)))
     built = pa.struct([(f.name, _BUILT_AS.get(f.type, f.type)) for f in schema])
-    return pa.Table.from_struct_array(pa.array(rows, built)).cast(schema)
+    # The tuples of 65,536 records at a time (13 MB of them), not of all (200 bytes each).
+    parts = [
+        pa.array(list(map(getter, records[start : start + _RECORD_BATCH])), built)
+        for start in range(0, len(records), _RECORD_BATCH)
+    ]
+    table = pa.Table.from_struct_array(pa.chunked_array(parts, built)).cast(schema)
+    return table.combine_chunks() if len(parts) > 1 else table
+
+
+_RECORD_BATCH = 1 << 16
 
 
 def write_profile(

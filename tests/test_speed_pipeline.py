@@ -291,7 +291,7 @@ def _parsed(text: str):
     return documents.parse_chunk(chunk, "utf-8", "auto", DocMeta(uri="x"))
 
 
-@pytest.mark.parametrize("size", [3, 5000])  # built as is, or wide and cast
+@pytest.mark.parametrize("size", [3, 5000, 140_000])  # as is; wide and cast; in batches
 def test_record_table_equals_a_column_at_a_time(size):
     rng = random.Random(size)
     events = [
@@ -308,10 +308,13 @@ def test_record_table_equals_a_column_at_a_time(size):
         )
         for _ in range(size)
     ]
-    for schema in (save.EVENT_SCHEMA,):
-        new, old = save.record_table(events, schema), _old_record_table(events, schema)
-        assert new.schema.equals(old.schema, check_metadata=True)
-        assert new.equals(old)
+    new, old = (
+        save.record_table(events, save.EVENT_SCHEMA),
+        _old_record_table(events, save.EVENT_SCHEMA),
+    )
+    assert new.schema.equals(old.schema, check_metadata=True)
+    assert new.equals(old)
+    assert [c.num_chunks for c in new.columns] == [c.num_chunks for c in old.columns]
     assert save.record_table([], save.PASS_SCHEMA).equals(_old_record_table([], save.PASS_SCHEMA))
 
 

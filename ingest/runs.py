@@ -126,6 +126,17 @@ def _params_from_label(label: str) -> tuple[tuple[str, ParamValue], ...]:
     return tuple(params.items())
 
 
+@lru_cache(maxsize=1024)
+def _labels_params(*labels: str) -> tuple[tuple[str, ParamValue], ...]:
+    """The params of several labels, the nearest (first) label's where they name the same
+    one: one cached lookup a record, not one a label."""
+    params: dict[str, ParamValue] = {}
+    for label in labels:
+        for key, value in _params_from_label(label):
+            params.setdefault(key, value)
+    return tuple(params.items())
+
+
 def model_in(text: str) -> str:
     """The model a text names, "" when none."""
     m = _MODELS.search(text)
@@ -155,7 +166,8 @@ class Contexts:
             for m in _HEADING.finditer(text):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
         dates: dict[int, datetime] = {}  # heading line -> its comment's date
-        if "commented" in text or " · " in text:
+        # "·" alone first: one memchr, where " · " is a slow search of a 4 MiB chunk.
+        if "commented" in text or ("·" in text and " · " in text):
             for m in _COMMENT_HEADER.finditer(text):
                 date = _comment_date(m)
                 if date is not None:
@@ -172,6 +184,12 @@ class Contexts:
         if has_fence:
             self._find_fences(doc)
         self._fence_opens = [open_line for open_line, _, _ in self._fences]
+        # The lines where the context changes (a heading; the line after a fence opens;
+        # a fence's closing line): between two of them every line has the same one, and
+        # records are asked for in line order, so the last answer is kept with its span.
+        bounds = {*self._heading_lines, *(line + 1 for line in self._fence_opens)}
+        self._bounds = sorted(bounds.union(close for _, close, _ in self._fences))
+        self._span = (0, 0, _FLAT)  # (first line, end line, context): none yet
 
     def _find_fences(self, doc: DocText) -> None:
         text = doc.text
@@ -208,6 +226,17 @@ class Contexts:
     def at(self, line: int) -> _Context:
         if not self._headings and not self._fences:
             return _FLAT  # a plain log: one context for every line
+        first, end, context = self._span
+        if first <= line < end:
+            return context
+        after = bisect_right(self._bounds, line)
+        first = self._bounds[after - 1] if after else -(1 << 62)
+        end = self._bounds[after] if after < len(self._bounds) else 1 << 63
+        context = self._context(line)
+        self._span = (first, end, context)
+        return context
+
+    def _context(self, line: int) -> _Context:
         heading, date = "", None
         section = bisect_right(self._heading_lines, line)  # headings at or above the line
         if section:
@@ -238,6 +267,11 @@ class _LineLabels:
         self._lines = doc.text.split("\n") if len(doc.text) <= PROSE_LIMIT else None
         self._first = doc.first_line
 
+    @property
+    def read(self) -> bool:
+        """Whether the document is prose whose line labels are read (PROSE_LIMIT)."""
+        return self._lines is not None
+
     def of(self, line: int, raw: str) -> tuple[str, str]:
         """(the record line's own label, the caption of its block of lines)."""
         if self._lines is None:
@@ -257,6 +291,9 @@ class _LineLabels:
                 break
             index -= 1
         return (own.group("label") if own else ""), caption
+
+
+_NO_LABELS = ("", "")
 
 
 def record_key(item: object) -> tuple[object, ...] | None:
@@ -289,9 +326,10 @@ def assemble(doc: DocText, found: Found, contexts: Contexts | None = None) -> li
     named = named_benchmarks(found.measurements)
     at = contexts.at
     labels = _LineLabels(doc)
+    of = labels.of if labels.read else None  # a log: no line labels to look up
     for m in found.measurements:
-        own = labels.of(m.line, m.raw)
-        fill_measurement(m, at(m.line), doc, named.get(m.run) or ("", ""), doc_model, own)
+        own = of(m.line, m.raw) if of is not None else _NO_LABELS
+        fill_measurement(m, at(m.line), doc, named.get(m.run) or _NO_LABELS, doc_model, own)
     fill_phases(doc, found, contexts, doc_model)
     return runs
 
@@ -314,8 +352,9 @@ def _assign_runs(contexts: Contexts, found: Found) -> list[Run]:
     seen: set[tuple[object, ...]] = set()
     section = -1
     at = contexts.at
+    flat = contexts.flat
     for item in items:
-        ctx = at(item.line)
+        ctx = _FLAT if flat else at(item.line)
         key = record_key(item)
         if ctx.section != section or (key is not None and key in seen) or not runs:
             runs.append(Run(len(runs), ctx.label if ctx is not _FLAT else "", item.line))
@@ -359,9 +398,8 @@ def fill_measurement(
     doc_model: DocModel,
     line_labels: tuple[str, str] = ("", ""),
 ) -> None:
-    for label in (*line_labels, ctx.caption, ctx.heading):  # the nearest label first
-        for key, value in _params_from_label(label):
-            m.params.setdefault(key, value)
+    for key, value in _labels_params(*line_labels, ctx.caption, ctx.heading):
+        m.params.setdefault(key, value)
     if not m.benchmark and sibling[0]:
         m.benchmark, m.task = sibling
     if not m.benchmark:

@@ -822,7 +822,9 @@ def test_randomly_damaged_blocks() -> None:
 
 
 def test_measurement_fields_are_in_the_order_they_are_passed() -> None:
-    assert tuple(f.name for f in fields(Measurement)) == lm._MEASUREMENT_FIELDS
+    from ingest.parsers.cells import MEASUREMENT_FIELDS
+
+    assert tuple(f.name for f in fields(Measurement)) == MEASUREMENT_FIELDS
 
 
 def test_the_colon_split_is_the_entry_pattern() -> None:

@@ -100,12 +100,12 @@ import heapq
 import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from ingest.parsers.cells import NUMBER, percentile_stat
+from ingest.parsers.cells import MEASUREMENT_DEFAULTS, NUMBER, percentile_stat
 from ingest.parsers.scan import hits
 from ingest.text import DocText
 from perfboard.model import Item, Measurement, ParamValue, Problem
@@ -1154,33 +1154,7 @@ def _add(summary: _Summary, m: Measurement) -> None:
     summary.measurements.append(m)
 
 
-# _settled passes Measurement's fields by position: a fifth less time than by name, for
-# each of the many measurements of a dense log. This stops the import if they move.
-_FIELDS = (
-    "benchmark",
-    "metric",
-    "value",
-    "unit",
-    "task",
-    "direction",
-    "framework",
-    "device",
-    "params",
-    "testbed",
-    "project",
-    "version",
-    "measured_at",
-    "status",
-    "samples",
-    "warmup",
-    "stats",
-    "run",
-    "line",
-    "raw",
-)
-if tuple(f.name for f in fields(Measurement)) != _FIELDS:  # pragma: no cover
-    raise ImportError("perfboard.model.Measurement's fields moved: update trtexec._settled")
-_DEFAULTS = {f.name: f.default for f in fields(Measurement)}
+_DEFAULTS = MEASUREMENT_DEFAULTS  # _settled passes the fields by position (cells)
 _TASK, _PROJECT, _STATUS = _DEFAULTS["task"], _DEFAULTS["project"], _DEFAULTS["status"]
 _NO_VERSION, _RUN = _DEFAULTS["version"], _DEFAULTS["run"]
 _LATER: dict[str, Any] = {}  # stats, replaced by _summary_items once the summary is read

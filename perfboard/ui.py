@@ -122,30 +122,24 @@ def _shared_reads() -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
     ]
 
 
-# Set once warm_up has finished (or given up): scripts/serve.py reports the server ready
-# for browsers (/_stcore/health) only then.
-WARM = threading.Event()
-
-
 def warm_up(path: Path | str) -> None:
     """Read what a fresh server's first pages wait for: the chart library (0.5 s to
     import), the store's per-series summary (3 s on 10 M measurements), which every later
     read keeps in step, and the queries every page starts from (_shared_reads). A page that
     asks meanwhile waits for this read instead of making its own. Nothing is said of a
-    store that cannot be read now: the first page says it. WARM is set at the end."""
-    try:
-        import perfboard.charts  # noqa: F401  (altair)
+    store that cannot be read now: the first page says it. scripts/serve.py says the server
+    is ready for browsers once this has returned."""
+    import perfboard.charts  # noqa: F401  (altair)
 
-        if not db.exists(path):
-            return
+    if not db.exists(path):
+        return
+    try:
         _versions(path).version(EVERY_TABLE)  # the log read up to now, as a query does
         _read(lambda conn: _summaries(path).current(conn), path, ())
         for fn, args in _shared_reads():
             _cached(fn, path, args)
     except (duckdb.Error, errors.StoreError, OSError):
         return
-    finally:
-        WARM.set()
 
 
 def _cached(fn: Callable[..., T], path: Path | str, args: tuple[Any, ...]) -> T:

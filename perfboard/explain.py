@@ -72,15 +72,22 @@ def pick_runs(
     if benchmark:
         same = same[same["benchmark"].isna() | (same["benchmark"] == benchmark)]
     dated = same[same["date"].notna()]
+    undated = len(same) - len(dated)
     return (
-        _pick(dated[dated["date"] <= before_at] if before_at is not None else dated[:0], -1),
-        _pick(dated[dated["date"] >= after_at] if after_at is not None else dated[:0], 0),
+        _pick(
+            dated[dated["date"] <= before_at] if before_at is not None else dated[:0], -1, undated
+        ),
+        _pick(dated[dated["date"] >= after_at] if after_at is not None else dated[:0], 0, undated),
     )
 
 
-def _pick(candidates: pd.DataFrame, which: int) -> RunPick:
+def _pick(candidates: pd.DataFrame, which: int, undated: int = 0) -> RunPick:
     if candidates.empty:
-        return RunPick(None, "no dated profile of this project on that side")
+        note = "no dated profile of this project on that side"
+        if undated:  # never placed on a side for the user: when it ran is not known
+            runs = "an undated one" if undated == 1 else f"{undated} undated ones"
+            note += f"; it has {runs}, to pick by hand if it ran on that side"
+        return RunPick(None, note)
     row = candidates.sort_values(["date", "source_id", "run"]).iloc[which]
     return RunPick((int(row.source_id), int(row.run)), f"{pd.Timestamp(row.date):%Y-%m-%d}")
 

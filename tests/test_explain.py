@@ -73,6 +73,27 @@ def test_the_runs_either_side_of_the_change_are_picked(fusion: Path) -> None:
     conn.close()
 
 
+def test_an_undated_profile_is_named_but_never_placed_on_a_side() -> None:
+    """The demo's ERNIE profile report (benchmark#165) has no date: it is no side's pick,
+    and the side without one says it is there to pick by hand."""
+    runs = pd.DataFrame(
+        {
+            "source_id": [11, 14],
+            "run": [0, 0],
+            "project": ["ernie", "ernie"],
+            "benchmark": ["ernie", None],
+            "date": [pd.Timestamp("2019-09-11"), pd.NaT],
+        }
+    )
+    a, b = explain.pick_runs(runs, "ernie", "ernie", datetime(2020, 2, 3), datetime(2020, 2, 4))
+    assert (a.key, a.note) == ((11, 0), "2019-09-11")
+    assert b.key is None
+    assert b.note == (
+        "no dated profile of this project on that side; it has an undated one, to pick by "
+        "hand if it ran on that side"
+    )
+
+
 def test_the_fusion_pr_comes_first_with_its_evidence(fusion: Path) -> None:
     conn = db.connect(fusion, read_only=True)
     [key] = list(queries.alerts(conn).alert_key)

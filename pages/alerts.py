@@ -140,7 +140,10 @@ if asked not in set(found.alert_key):
     )
     cols = st.columns(3)
     kinds = cols[0].pills("Kind", list(KIND_COLOURS), selection_mode="multi")
-    projects = cols[1].multiselect("Project", sorted(found.project.unique()))
+    # Empty is every project: said so, not Streamlit's "Choose options".
+    projects = cols[1].multiselect(
+        "Project", sorted(found.project.unique()), placeholder="every project"
+    )
     order = cols[2].radio(
         "Order",
         list(ORDERS),

@@ -285,6 +285,7 @@ def paired_variants_part() -> None:
             ranked,
             default=ranked[:MAX_PAIRS],
             max_selections=MAX_PAIRS,
+            placeholder="none",
             help="At most as many as there are distinct colours.",
         )
     direction = chosen.direction.iloc[0]

@@ -43,7 +43,10 @@ RAW = re.compile(r"(?<![A-Za-z0-9_])(?:None|null|undefined|nan|NaN|NaT)(?![A-Za-
 OP_NAMED_NULL = re.compile(r"(?<=op/)null(?![A-Za-z0-9_])")
 OP_COLUMNS = {"op", "Op"}
 # A series named by its params' JSON ({"batch_size":1, ...}) instead of its label.
-EMPTY_PICKER = "Choose an option"
+# Streamlit's placeholders of a selectbox whose value is None and of an empty multiselect:
+# a picker showing nothing, where the page should say what empty means.
+EMPTY_PICKERS = ("Choose an option", "Choose options")
+PLACEHOLDERS = "inputs => inputs.map(i => i.getAttribute('placeholder'))"
 RAW_JSON = re.compile(r"\{\s*\"[^\"]+\"\s*:")
 # Grid columns that draw a missing value as nothing (a checkbox, a sparkline, a bar).
 DRAWN_BLANK = {"checkbox", "line_chart", "bar_chart", "area_chart", "progress"}
@@ -171,10 +174,13 @@ def read_page(browser, url: str) -> dict[str, list[str]]:
     text = [page.evaluate("document.body.innerText")]
     text += [f.evaluate("document.body ? document.body.innerText : ''") for f in page.frames[1:]]
     text += page.locator(".vega-embed svg text").all_text_contents()
+    # An empty multiselect shows its placeholder as its input's attribute, not as text (a
+    # selectbox's input keeps "Choose an option" there behind its value: not asked).
+    empty = page.locator('[data-testid="stMultiSelect"] input[placeholder]')
+    text += [p for p in empty.evaluate_all(PLACEHOLDERS) if p]
     hits = {
         "text": [m for t in text for m in _around(t)]
-        # Streamlit's placeholder of a selectbox whose value is None: a picker showing nothing.
-        + [f"a picker shows {EMPTY_PICKER!r}" for t in text if EMPTY_PICKER in t],
+        + [f"a picker shows {empty!r}" for t in text for empty in EMPTY_PICKERS if empty in t],
         "tables": [h for t in sent.tables for h in table_hits(*t)],
         "pickers": [
             f"{label}: {option!r}"

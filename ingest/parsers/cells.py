@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 from datetime import date
+from typing import Any
 
 from perfboard.model import Measurement, ParamValue, Status
 from perfboard.units import (
@@ -453,7 +454,18 @@ MEASUREMENT_FIELDS = (
     "line",
     "raw",
 )
-if tuple(f.name for f in fields(Measurement)) != MEASUREMENT_FIELDS:  # pragma: no cover
-    raise ImportError("perfboard.model.Measurement's fields changed: see cells.MEASUREMENT_FIELDS")
+
+
+def fields_in_order(model: type, names: tuple[str, ...], callers: str) -> dict[str, Any]:
+    """A model's field defaults by name, once its fields are checked to be `names` in this
+    order: a parser that builds records by position stops at import, not with shifted
+    values, when the model changes (`callers`: the calls to change with it)."""
+    if tuple(f.name for f in fields(model)) != names:  # pragma: no cover
+        raise ImportError(f"{model.__name__}'s fields changed: update {callers}")
+    return {f.name: f.default for f in fields(model)}
+
+
 # The defaults of the fields such a call does not set, as the model has them.
-MEASUREMENT_DEFAULTS = {f.name: f.default for f in fields(Measurement)}
+MEASUREMENT_DEFAULTS = fields_in_order(
+    Measurement, MEASUREMENT_FIELDS, "trtexec._settled and llm_serving._block_values"
+)

@@ -61,9 +61,10 @@ import io
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from operator import attrgetter
 
+from ingest.parsers.cells import fields_in_order
 from ingest.text import DocText
 from perfboard.model import Item, Problem, ProfileEvent
 from perfboard.units import ABSURD_MS, UnitError, converter, scaling
@@ -583,8 +584,7 @@ _FIELDS = (
     "line",
     "raw",
 )
-if tuple(f.name for f in fields(ProfileEvent)) != _FIELDS:  # pragma: no cover
-    raise ImportError("ProfileEvent's fields changed: update nsys._events's positional call")
+fields_in_order(ProfileEvent, _FIELDS, "nsys._events's positional call")
 
 
 def _event(cells: list[str], layout: _Layout, line: int, raw: str) -> ProfileEvent:

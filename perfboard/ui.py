@@ -185,8 +185,6 @@ def query(fn: Callable[..., T], *args: Any) -> T:
     if not db.exists(path):
         raise StoreMissing(str(path))
     try:
-        if SLOW_QUERY_SECONDS is None:
-            return _cached(fn, path, args)
         started = time.perf_counter()
         try:
             return _cached(fn, path, args)

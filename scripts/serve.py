@@ -10,7 +10,9 @@ through app.py.
 The server says it is ready for browsers (/_stcore/health, which the frontend and load
 balancers ask before they connect) only once perfboard.ui.warm_up has read what every page
 starts from, or after PERFBOARD_WARM_UP_SECONDS (120): the first sessions of a fresh server
-then find those reads cached instead of all waiting on them at once.
+then find those reads cached instead of all waiting on them at once. The same thread then
+looks at the store every second and, after each ingest, reads again those of the reads that
+the ingest changed (perfboard.ui.keep_warm).
 
     python scripts/serve.py [streamlit run options...]
 """
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))  # perfboard, for the warm-up
 
 WARMED = threading.Event()
 WARM_UP_SECONDS = float(os.environ.get("PERFBOARD_WARM_UP_SECONDS") or 120)
+KEEP_WARM_SECONDS = 1.0  # how often the store is looked at for a new ingest (one stat)
 
 
 def warm_up() -> None:
@@ -44,13 +47,19 @@ def warm_up() -> None:
     deadline = time.monotonic() + 60
     while not runtime.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    try:
-        from perfboard import db, drawing, ui
+    from perfboard import db, drawing, ui
 
-        ui.warm_up(db.db_path())
+    path = db.db_path()
+    try:
+        seen = db.data_version(path) if db.exists(path) else None
+        if not ui.warm_up(path):
+            seen = None
         drawing.start()  # the report's charts drawn without holding the server's GIL
     finally:
         WARMED.set()
+    while True:  # and after each ingest, before the pages ask (ui.keep_warm)
+        time.sleep(KEEP_WARM_SECONDS)
+        seen = ui.keep_warm(path, seen)
 
 
 def ready_once_warm(started: float) -> None:

@@ -7,6 +7,8 @@ import ast
 import importlib
 import inspect
 import re
+import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -356,6 +358,52 @@ def test_a_fresh_server_reads_the_summary_before_its_first_page(
     for fn, args in ui._shared_reads():
         assert ui._key(fn, db_path, args)[0] in warmed
     assert {"perfboard.ops.matched_results", "perfboard.queries.store.series_catalog"} <= warmed
+
+
+# A process that holds a store's write lock, as an ingest does, until it is killed.
+HOLD_THE_STORE = """
+import sys, time, duckdb
+conn = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+time.sleep(600)
+"""
+
+
+def test_after_an_ingest_the_server_reads_again_what_it_changed_before_a_page_asks(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """scripts/serve.py calls ui.keep_warm every second: nothing is read while the store
+    is as it was, nor while an ingest holds it; after the ingest the shared reads are
+    current again, the summary read for the one series that moved."""
+    from perfboard import ui
+
+    write_records([result("ernie", b, 1, 10.0 + b) for b in (1, 2)], tmp_path / "a.jsonl")
+    assert ingest("results", str(tmp_path / "a.jsonl")) == 0
+    ui.RESULTS.clear()
+    seen = db.data_version(db_path)
+    assert ui.warm_up(db_path)
+    kept = ui._summaries(db_path)
+    assert ui.keep_warm(db_path, seen) == seen and kept.reads == [None]  # nothing moved
+
+    write_records([result("bert", 1, 1, 20.0)], tmp_path / "b.jsonl")
+    assert ingest("results", str(tmp_path / "b.jsonl")) == 0
+    # An ingest still holding the store (another process's write lock): try again later.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_STORE, str(db_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        assert ui.keep_warm(db_path, seen) == seen
+    finally:
+        holder.kill()
+        holder.wait()
+    now = ui.keep_warm(db_path, seen)
+    assert now == db.data_version(db_path) != seen
+    assert kept.reads == [None, 1]  # the new series' rows only
+    key = ui._key(queries.projects, db_path, ())
+    version = ui._versions(db_path).version(reads_of(key[0], ()))
+    cached = ui.RESULTS._find(key, version)  # current, with no page having asked
+    assert cached is not None and sorted(cached.value.project) == ["bert", "ernie"]
 
 
 def test_the_server_is_ready_for_browsers_once_warmed_up() -> None:

@@ -268,7 +268,7 @@ def paired_variants_part() -> None:
     metric = st.selectbox("Metric", metrics, key=url_state(PAGE, "metric", metrics, metrics[0]))
     to_url(PAGE, "metric", metric)
     chosen = pairs[pairs.metric == metric]
-    ratios, lose = query(compare.variant_ratios, dimension, metric, PAIR_POINTS)
+    ratios, lose = query(compare.variant_ratios, compare.pair_rows(chosen), PAIR_POINTS)
     if ratios.empty:
         st.info(
             f"In each of the {len(chosen)} {md_escape(metric)} pairs one side holds no measured "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -151,6 +152,24 @@ def side_by_side(
 # -- paired variants ---------------------------------------------------------------------------
 
 
+PAIR_COLUMNS = [
+    "ours_id",
+    "theirs_id",
+    "pair",
+    "project",
+    "benchmark",
+    "metric",
+    "unit",
+    "direction",
+    "device",
+    "params",
+    "ours",
+    "theirs",
+    "differs",
+    "subject",
+]
+
+
 def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
     """Pairs of series identical in everything except one dimension.
 
@@ -167,22 +186,7 @@ def pair_series(catalog: pd.DataFrame, dimension: str) -> pd.DataFrame:
     """
     if dimension not in DIMENSIONS:
         raise ValueError(f"dimension must be one of {DIMENSIONS}, not {dimension!r}")
-    columns = [
-        "ours_id",
-        "theirs_id",
-        "pair",
-        "project",
-        "benchmark",
-        "metric",
-        "unit",
-        "direction",
-        "device",
-        "params",
-        "ours",
-        "theirs",
-        "differs",
-        "subject",
-    ]
+    columns = PAIR_COLUMNS
     if catalog.empty:
         return pd.DataFrame(columns=columns)
     parsed = catalog["params"].map(params_of)
@@ -544,16 +548,23 @@ def variant_pairs(conn: duckdb.DuckDBPyConnection, dimension: str) -> pd.DataFra
     return pair_series(series_catalog(conn), dimension)
 
 
+def pair_rows(pairs: pd.DataFrame) -> tuple[tuple[Any, ...], ...]:
+    """Pairs (pair_series' rows) as variant_ratios takes them: hashable, for ui.query."""
+    return tuple(pairs[PAIR_COLUMNS].itertuples(index=False, name=None))
+
+
 def variant_ratios(
-    conn: duckdb.DuckDBPyConnection, dimension: str, metric: str, max_points: int
+    conn: duckdb.DuckDBPyConnection, pairs: tuple[tuple[Any, ...], ...], max_points: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ratio points of every `dimension` pair of `metric` (pairs_over_time of their
+    """The ratio points of these pairs (pair_rows of variant_pairs: pairs_over_time of their
     series' points, at most `max_points` in all) and where_we_lose of them: what Paired
-    variants draws. Through ui.query it is computed once per data version (1.6 s on the
-    10 M store's 1,600 op pairs), not on every run of the page by every session."""
-    pairs = variant_pairs(conn, dimension)
-    chosen = pairs[pairs.metric == metric]
-    ids = tuple(sorted({int(i) for i in chosen.ours_id} | {int(i) for i in chosen.theirs_id}))
+    variants draws. Through ui.query it is computed once for every session (1.6 s on the
+    10 M store's 1,600 op pairs of a metric), and read again only after an ingest into
+    one of the pairs' series: the pairs are an argument, so that result_cache.QUERY_READS
+    can name their series. Asked by dimension and metric instead, each ingest made it cold
+    (3-4 s for the first session after it, in issue 16's load test)."""
+    chosen = pd.DataFrame(list(pairs), columns=PAIR_COLUMNS)
+    ids = tuple(sorted({int(row[i]) for row in pairs for i in (0, 1)}))  # ours_id, theirs_id
     if not ids:
         no_points = pd.DataFrame(columns=["series_id", "measured_at", "version", "value"])
         ratios = pairs_over_time(no_points, chosen)

@@ -187,8 +187,13 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     "perfboard.alert_issue.filed_issue": tables("alert_issues"),
     "perfboard.compare.two_versions": tables(*_MEASURED, "releases"),
     "perfboard.compare.variant_pairs": tables("measurements", "series", "series_noise"),
-    "perfboard.compare.variant_ratios": tables(
-        "commits", "measurements", "pull_requests", "series", "series_noise", "sources"
+    "perfboard.compare.variant_ratios": of_series(
+        "commits",
+        "measurements",
+        "pull_requests",
+        "sources",
+        # compare.pair_rows: each row starts with ours_id, theirs_id
+        ids=lambda pairs, max_points=0: [row[i] for row in pairs for i in (0, 1)],
     ),
     "perfboard.queries.changes.alert_changes": tables(
         "change_points", "measurements", "series", "sources"

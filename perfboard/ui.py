@@ -98,7 +98,7 @@ def _summaries(path: Path | str) -> SeriesSummaries:
 # of a server find them cached. Issue 16's load test opened 20 views in the first two
 # seconds of a server on the 10 M store, and each waited 2.3-3.6 s for these.
 def _shared_reads() -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
-    from perfboard import ops  # pandas work of its own: only when warming up
+    from perfboard import compare, ops  # pandas work of their own: only when warming up
 
     return [
         (queries.last_ingest, ()),
@@ -111,6 +111,7 @@ def _shared_reads() -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
         (queries.series_catalog, ()),
         (queries.releases, ()),
         (queries.compare_choices, ()),
+        *((compare.variant_pairs, (dimension,)) for dimension in compare.DIMENSIONS),
         (queries.profile_runs, ()),
         (ops.matched_results, (ops.METRICS,)),
         (queries.alerts, ()),

@@ -162,7 +162,9 @@ def test_variant_ratios_of_a_metric_no_pair_has(demo_db: Path) -> None:
     """What Paired variants asks for a metric none of the pairs measures (a link from
     before an ingest): no ratio and no loss, not a KeyError on the empty points."""
     conn = db.connect(demo_db, read_only=True)
-    ratios, lose = compare.variant_ratios(conn, "precision", "no such metric", 20_000)
+    pairs = compare.variant_pairs(conn, "precision")
+    chosen = compare.pair_rows(pairs[pairs.metric == "no such metric"])
+    ratios, lose = compare.variant_ratios(conn, chosen, 20_000)
     conn.close()
     assert ratios.empty and lose.empty and "ratio" in ratios.columns
 

@@ -541,6 +541,7 @@ def test_every_declared_query_reads_no_table_it_does_not_declare() -> None:
 
 # Arguments for the declarations that look at theirs.
 ARGUMENTS: dict[str, tuple[Any, ...]] = {
+    "perfboard.compare.variant_ratios": (((1, 2, "pair"), (3, 4, "pair")), 500),
     "perfboard.queries.changes.series_changes": ((1, 2),),
     "perfboard.queries.compare.series_range": (1, datetime(2020, 1, 1), datetime(2020, 2, 1)),
     "perfboard.queries.ops.op_history": (("pair",), (1,), (2,)),
@@ -572,6 +573,8 @@ def test_every_query_a_page_runs_is_declared_and_series_arguments_narrow_it() ->
     points = reads_of("perfboard.queries.series.series_points", ((3, 4), 500))
     assert points.series_ids == {3, 4} and "measurements" in (points.tables or ())
     assert reads_of("perfboard.queries.store.latest_per_series", (None, 10)).project is None
+    ratios = reads_of("perfboard.compare.variant_ratios", (((1, 2, "pair"), (3, 4, "pair")), 9))
+    assert ratios.series_ids == {1, 2, 3, 4}  # both sides of each pair
 
 
 def changes_of_last_commit(conn: Any) -> dict[str, tuple[list[str] | None, list[int] | None]]:

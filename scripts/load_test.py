@@ -1,7 +1,8 @@
 """Load test (issue 7): concurrent sessions of the real server while ingests write.
 
     python scripts/load_test.py [--clients 20] [--duration 300] [--ingest-every 30]
-                                [--think 0.5-2] [--db bench-out/synthetic-10m.duckdb]
+                                [--think 0.5-2] [--arrival MIN-MAX]
+                                [--db bench-out/synthetic-10m.duckdb]
                                 [--out bench-out/load.json] [--seed 7] [--port 0]
 
 What it does:
@@ -20,7 +21,8 @@ What it does:
    Navigation message, and from then on moves between pages the way the sidebar does
    (ClientState.page_script_hash = the page's hash, page_name empty), each with query
    parameters taken from the store (a real phase, series, alert, profile run, op, week,
-   source...), with a seeded think time of --think (0.5-2) s between pages. Each session walks the
+   source...), with a seeded think time of --think (0.5-2) s between pages, its first page
+   --arrival s into each round (default 0 to think's most). Each session walks the
    pages lap after lap, its first lap in the sidebar's order from a page of its own (the
    sessions start spread over the pages), later laps shuffled; its walk goes on from
    round to round. Every page is run at least once by construction, not by chance: a
@@ -93,7 +95,6 @@ DEFAULT_DB = ROOT / "bench-out" / "synthetic-10m.duckdb"
 DEFAULT_OUT = ROOT / "bench-out" / "load.json"
 RUN_TIMEOUT = 120.0  # seconds a page run may take before it counts as an error
 THINK = (0.5, 2.0)  # seconds a person looks at a page before the next click
-ARRIVAL = (0.0, 2.0)  # seconds into a round a session opens its first page
 # Seconds of load clock past the load's end within which the sessions still run the pages
 # none has run yet (see Coverage): generous, as a page that never ran is a failed load test.
 CATCH_UP_S = 600.0
@@ -587,6 +588,7 @@ class Session:
         sessions: int,
         coverage: Coverage,
         think: tuple[float, float] = THINK,
+        arrival: tuple[float, float] | None = None,
     ) -> None:
         self.number = number
         self.port = port
@@ -602,7 +604,7 @@ class Session:
         # this session's own, so that the sessions start spread over the pages.
         start = number * len(PAGES) // sessions
         self.lap: list[str] = list(PAGES)[start:] + list(PAGES)[:start]
-        self.arrival, self.think = ARRIVAL, think
+        self.arrival, self.think = arrival or (0.0, think[1]), think
 
     async def connect(self) -> None:
         url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
@@ -692,7 +694,7 @@ class Session:
         """One round: the walk, one page at least, until `until` (load clock); then, while
         some page has been run by no session yet, such a page (Coverage.take), so that the
         round does not end before every page has run, however slow the pages are."""
-        await asyncio.sleep(self.rng.uniform(*self.arrival))  # people do not all arrive at once
+        await asyncio.sleep(self.rng.uniform(*self.arrival))  # Config.arrival
         page: str | None = self.next_page()
         while page is not None:
             await self.visit(page, self.clock())
@@ -809,6 +811,11 @@ class Config:
     rounds: int = 3
     idle: float = IDLE_S
     think: tuple[float, float] = THINK  # seconds between a session's pages, least and most
+    # Seconds into a round a session opens its first page, least and most. None: 0 to
+    # think's most, the sessions spread as they are between rounds (each one somewhere in
+    # its pause between two pages). A narrow range, as 0-2, is a stampede: every session
+    # opening a cold view in the same two seconds.
+    arrival: tuple[float, float] | None = None
 
 
 async def drive(
@@ -828,7 +835,17 @@ async def drive(
 
     coverage = Coverage(list(PAGES), cap=config.duration + CATCH_UP_S)
     sessions = [
-        Session(i, port, pools, config.seed, clock, config.clients, coverage, config.think)
+        Session(
+            i,
+            port,
+            pools,
+            config.seed,
+            clock,
+            config.clients,
+            coverage,
+            config.think,
+            config.arrival,
+        )
         for i in range(config.clients)
     ]
     ingests: list[IngestRun] = []
@@ -939,6 +956,16 @@ def memory_report(samples: list[tuple[float, float, int]], duration: float) -> d
     }
 
 
+def _run_entry(run: PageRun) -> dict[str, Any]:
+    return {
+        "page": run.page,
+        "query": run.query,
+        "at_s": round(run.started, 1),
+        "seconds": round(run.seconds, 3),
+        "error": run.error,
+    }
+
+
 def summarise(
     config: Config,
     elapsed: float,
@@ -1005,11 +1032,12 @@ def summarise(
         "page_time_s": times([r.seconds for r in runs if not r.error]),
         "pages": pages,
         # The runs behind the p95: which page, view and moment (after an ingest? at the
-        # start of a round, when every session opens a page at once?).
+        # start of a round, when every session opens a page at once?). Every run is kept,
+        # in the order they started, to see what the slow ones ran beside.
         "slowest": [
-            {"page": r.page, "query": r.query, "at_s": round(r.started, 1), "seconds": r.seconds}
-            for r in sorted(runs, key=lambda r: r.seconds, reverse=True)[:SLOWEST]
+            _run_entry(r) for r in sorted(runs, key=lambda r: r.seconds, reverse=True)[:SLOWEST]
         ],
+        "runs": [_run_entry(r) for r in sorted(runs, key=lambda r: r.started)],
         "sessions": {
             "count": len(sessions),
             "runs": [len(s.runs) for s in sessions],
@@ -1065,10 +1093,12 @@ def server_log_problems(log: Path) -> dict[str, Any]:
 
 def print_report(r: dict[str, Any]) -> None:
     c = r["config"]
+    first, last = c["arrival"] or (0, c["think"][1])
+    arrival = f"first pages {first:g}-{last:g} s into each round"
     print(
         f"load test: {c['clients']} sessions x {c['duration']:.0f} s, think "
-        f"{c['think'][0]:g}-{c['think'][1]:g} s, ingest every {c['ingest_every']:.0f} s, on "
-        f"{c['db']} (elapsed {r['elapsed_s']} s)"
+        f"{c['think'][0]:g}-{c['think'][1]:g} s, {arrival}, "
+        f"ingest every {c['ingest_every']:.0f} s, on {c['db']} (elapsed {r['elapsed_s']} s)"
     )
     e = r["errors"]
     print(f"page runs: {r['page_runs']}   errors: {e['count']} {e['by_kind'] or ''}")
@@ -1199,6 +1229,14 @@ def parse_args(argv: list[str] | None) -> Config:
         metavar="MIN-MAX",
         help="seconds between a session's pages, drawn evenly from MIN to MAX (default 0.5-2)",
     )
+    parser.add_argument(
+        "--arrival",
+        type=think_range,
+        default=None,
+        metavar="MIN-MAX",
+        help="seconds into each round a session opens its first page, drawn evenly from MIN "
+        "to MAX (default 0 to --think's MAX: spread as between rounds; 0-2 is a stampede)",
+    )
     args = parser.parse_args(argv)
     if args.clients < 1 or args.duration <= 0 or args.ingest_every <= 0 or args.rounds < 1:
         parser.error("--clients, --duration, --ingest-every and --rounds must be positive")
@@ -1213,11 +1251,12 @@ def parse_args(argv: list[str] | None) -> Config:
         args.rounds,
         args.idle,
         args.think,
+        args.arrival,
     )
 
 
 def think_range(text: str) -> tuple[float, float]:
-    """--think's MIN-MAX (seconds, 0 <= MIN <= MAX), e.g. `5-15` or `0.5-2`."""
+    """--think's and --arrival's MIN-MAX (seconds, 0 <= MIN <= MAX), e.g. `5-15` or `0.5-2`."""
     low, sep, high = text.partition("-")
     try:
         least, most = float(low), float(high)

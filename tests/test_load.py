@@ -169,6 +169,45 @@ def test_think_is_a_range_of_seconds_a_session_waits_between_its_pages(
     assert all(5 <= w <= 15 for w in thinks) and max(thinks) - min(thinks) > 5
 
 
+def test_sessions_arrive_spread_over_the_think_range_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each round's first pages come 0 to think's most seconds in, as the sessions are
+    spread between rounds; --arrival 0-2 is the stampede of every session at once."""
+    assert parse_args([]).arrival is None
+    assert parse_args(["--arrival", "0-2"]).arrival == (0.0, 2.0)
+    with pytest.raises(SystemExit):
+        parse_args(["--arrival", "2-0"])
+
+    def arrivals(arrival: tuple[float, float] | None) -> list[float]:
+        first: list[float] = []
+
+        async def sleep(seconds: float) -> None:
+            first.append(seconds)
+            raise asyncio.CancelledError  # the arrival is all this looks at
+
+        monkeypatch.setattr(load_test.asyncio, "sleep", sleep)
+        for number in range(40):
+            session = Offline(
+                number,
+                0,
+                Pools(),
+                3,
+                lambda: 0.0,
+                40,
+                Coverage(list(PAGES), 0.0),
+                (5, 15),
+                arrival,
+            )
+            with pytest.raises(asyncio.CancelledError):
+                asyncio.run(session.loop(until=120.0))
+        return first
+
+    spread = arrivals(None)
+    assert all(0 <= w <= 15 for w in spread) and max(spread) > 10
+    assert all(0 <= w <= 2 for w in arrivals((0.0, 2.0)))
+
+
 def test_the_last_line_is_the_verdict_of_issue_16(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

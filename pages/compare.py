@@ -30,7 +30,6 @@ from perfboard.ui import (
 PARTS = ["Two versions", "Paired variants", "Attribution"]
 KINDS = ("version", "release", "date")
 MAX_PAIRS = len(charts.OKABE_ITO)  # more lines than colours is not readable
-PAIR_POINTS = 20_000  # all paired series together: aggregated in DuckDB beyond that
 DIMENSION_NAMES = {
     "precision": "precision (int8, fp16, bf16 against fp32)",
     "framework": "framework (Paddle against every other framework)",
@@ -263,12 +262,11 @@ def paired_variants_part() -> None:
             "the same op, model, device and parameters, e.g. op benchmark outputs."
         )
         return
-    counts = pairs.metric.value_counts()
-    metrics = sorted(counts.index, key=lambda m: (m != "latency", -counts[m], m))
+    metrics = compare.pair_metrics(pairs)
     metric = st.selectbox("Metric", metrics, key=url_state(PAGE, "metric", metrics, metrics[0]))
     to_url(PAGE, "metric", metric)
     chosen = pairs[pairs.metric == metric]
-    ratios, lose = query(compare.variant_ratios, compare.pair_rows(chosen), PAIR_POINTS)
+    ratios, lose = query(compare.variant_ratios, compare.pair_rows(chosen), compare.PAIR_POINTS)
     if ratios.empty:
         st.info(
             f"In each of the {len(chosen)} {md_escape(metric)} pairs one side holds no measured "

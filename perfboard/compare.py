@@ -548,6 +548,16 @@ def variant_pairs(conn: duckdb.DuckDBPyConnection, dimension: str) -> pd.DataFra
     return pair_series(series_catalog(conn), dimension)
 
 
+PAIR_POINTS = 20_000  # all pairs' points together, as Paired variants draws them
+
+
+def pair_metrics(pairs: pd.DataFrame) -> list[str]:
+    """The metrics of variant_pairs, as Paired variants offers them: latency first, then
+    the most paired; the first is the one it opens with."""
+    counts = pairs.metric.value_counts()
+    return sorted(counts.index, key=lambda m: (m != "latency", -counts[m], m))
+
+
 def pair_rows(pairs: pd.DataFrame) -> tuple[tuple[Any, ...], ...]:
     """Pairs (pair_series' rows) as variant_ratios takes them: hashable, for ui.query."""
     return tuple(pairs[PAIR_COLUMNS].itertuples(index=False, name=None))

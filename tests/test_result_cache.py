@@ -357,7 +357,33 @@ def test_a_fresh_server_reads_the_summary_before_its_first_page(
     warmed = {key[0] for key in ui.RESULTS._entries}
     for fn, args in ui._shared_reads():
         assert ui._key(fn, db_path, args)[0] in warmed
-    assert {"perfboard.ops.matched_results", "perfboard.queries.store.series_catalog"} <= warmed
+    assert {
+        "perfboard.ops.matched_results",
+        "perfboard.queries.store.series_catalog",
+        "perfboard.compare.variant_pairs",
+    } <= warmed
+
+
+def test_the_server_warms_paired_variants_as_the_page_opens_it(demo_db: Path) -> None:
+    """Compare's Paired variants opens on its first metric's pairs: warm_up reads their
+    ratios for each dimension, under the key the page asks with."""
+    from perfboard import compare, ui
+
+    ui.RESULTS.clear()
+    assert ui.warm_up(demo_db)
+    conn = db.connect(demo_db, read_only=True)
+    try:
+        for dimension in compare.DIMENSIONS:
+            pairs = compare.variant_pairs(conn, dimension)
+            first = compare.pair_metrics(pairs)[0]
+            assert first == "latency" if dimension == "precision" else first == "total_time"
+            args = (compare.pair_rows(pairs[pairs.metric == first]), compare.PAIR_POINTS)
+            key = ui._key(compare.variant_ratios, demo_db, args)
+            version = ui._versions(demo_db).version(reads_of(key[0], args))
+            cached = ui.RESULTS._find(key, version)
+            assert cached is not None and not cached.value[0].empty
+    finally:
+        conn.close()
 
 
 # A process that holds a store's write lock, as an ingest does, until it is killed.

@@ -208,6 +208,34 @@ _CYCLE_SHARE = 0.3  # a cycle holds at least this share of the variance
 _CYCLE_PEAK = 20.0  # and this far above the power around it (noise: at most ~10x)
 _CYCLE_WINDOW = 7  # the profile at a point: the median of the 7 cycles around it
 _NORMAL = NormalDist()
+
+
+def _median(values: np.ndarray) -> float:
+    """np.median of a 1-D array, the same float (NaN when any value is NaN), without
+    numpy.ma: np.median imports it on its first call, to check for a masked array, and
+    that import (9 ms, with the inspect and tokenize work it does) was a third of the
+    change detection of a small ingest (issue 15's small-document goal)."""
+    x = np.asarray(values, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        return math.nan
+    k = n // 2
+    # As np.median partitions: the middle one or two, and the last (a NaN sorts last).
+    part = np.partition(x, (k - 1, k, n - 1) if n % 2 == 0 else (k, n - 1))
+    if math.isnan(part[-1]):
+        return math.nan
+    # np.mean of the one or two: a sum from 0.0, so -0.0 comes out as 0.0.
+    return float(part[k] + 0.0) if n % 2 else float((part[k - 1] + part[k] + 0.0) / 2.0)
+
+
+def _unique_sorted(values: np.ndarray) -> np.ndarray:
+    """np.unique of values already in order (a rounded linspace, and such a grid shifted
+    and clipped): each run of equal values once. np.unique imports numpy.ma (_median)."""
+    if values.size == 0:
+        return values.copy()
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+
+
 # A new value is compared with the last RECENT points of its level at most: a step too
 # small to detect inside a long last segment would otherwise bias its median.
 RECENT = 30
@@ -276,8 +304,8 @@ def change_points(
 def _points(x: np.ndarray, fit: _Series, bounds: list[int]) -> list[ChangePoint]:
     out = []
     for s, t, e in zip(bounds[:-2], bounds[1:-1], bounds[2:], strict=True):
-        before = float(np.median(x[s:t]))
-        after = float(np.median(x[t:e]))
+        before = float(_median(x[s:t]))
+        after = float(_median(x[t:e]))
         pct = (after - before) / before * 100.0 if before != 0 else math.nan
         out.append(ChangePoint(t, before, after, pct, _welch_p(fit.y[s:t], fit.y[t:e])))
     return out
@@ -352,8 +380,8 @@ def _drifts(x: np.ndarray, fit: _Series, rules: _Rules, bounds: list[int]) -> li
             gain = (ss_all - rss) / long_run
             if gain <= _RAMP_COST * rules.penalty:
                 continue
-        before = float(np.median(x[a : max(u, a + 1)]))
-        after = float(np.median(x[min(v, b - 1) : b]))
+        before = float(_median(x[a : max(u, a + 1)]))
+        after = float(_median(x[min(v, b - 1) : b]))
         if before == 0:
             continue
         # A series with values <= 0 can cross zero: a level that changes sign is no small
@@ -398,7 +426,7 @@ def noise(
 def _noise_of(
     x: np.ndarray, bounds: list[int], confidence: float, min_segment: int, too_noisy_pct: float
 ) -> Noise:
-    level = float(np.median(x[bounds[-2] :]))
+    level = float(_median(x[bounds[-2] :]))
     cv = _relative_sigma(x, bounds)
     if math.isnan(cv):
         return Noise(level, cv, math.nan, True)
@@ -429,7 +457,7 @@ def _verdict(last: np.ndarray, new: float, cv: float, confidence: float) -> Verd
     """`new` against `last`, the points of its level, with the series' noise cv."""
     if last.size == 0:
         return Verdict(new, math.nan, math.nan, math.nan, False)
-    level = float(np.median(last))
+    level = float(_median(last))
     change_pct = (new - level) / level * 100.0 if level != 0 else math.nan
     if math.isnan(cv) or level == 0:
         return Verdict(new, level, change_pct, math.nan, False)
@@ -516,7 +544,7 @@ def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
         return x
     logs = bool(np.all(x > 0))
     y = np.log(x) if logs else x
-    centred = y - float(np.median(y))
+    centred = y - float(_median(y))
     # Steps put their power at low frequencies, where a cycle of a short series sits too:
     # the spectrum is read with the largest few steps taken out (the best split, thrice).
     power = np.abs(np.fft.rfft(_without_largest_steps(centred, 3, min_segment))) ** 2
@@ -529,7 +557,7 @@ def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
     total = float(np.sum(band)) or 1.0
     share = float(np.sum(power[k - 1 : k + 2])) / total
     around = power[max(k // 2, 1) : 2 * k + 1]
-    if share < _CYCLE_SHARE or power[k] < _CYCLE_PEAK * float(np.median(around)):
+    if share < _CYCLE_SHARE or power[k] < _CYCLE_PEAK * float(_median(around)):
         return x
     period = n / _peak_frequency(centred, k)
     # The profile is taken of y less its mean over one period around each point (a full
@@ -616,7 +644,7 @@ def _sigma_of_differences(d: np.ndarray) -> float:
     """
     if d.size == 0:
         return 0.0
-    mad = float(_MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+    mad = float(_MAD_TO_SIGMA * _median(np.abs(d - _median(d))) / math.sqrt(2.0))
     a = np.sort(np.abs(d))
     kept = a[: max(1, math.ceil(a.size * (1.0 - _TRIM)))]
     rms = float(np.sqrt(np.mean(kept * kept))) / _TRIMMED_RMS / math.sqrt(2.0)
@@ -710,7 +738,7 @@ def _relative_sigma(x: np.ndarray, bounds: list[int]) -> float:
         seg = x[s:e]
         if seg.size < 2:
             continue
-        level = float(np.median(seg))
+        level = float(_median(seg))
         if level == 0:
             return math.nan
         diffs.append(np.diff(seg / abs(level)))
@@ -766,7 +794,7 @@ class _Series:
             sigma = max(sigma, floor)
         y = _clean(raw, sigma)
         # Centred, so that the prefix sums keep their precision over long series.
-        yc = y - float(np.median(y))
+        yc = y - float(_median(y))
         t = np.arange(x.size, dtype=np.float64)
         return cls(
             y=y,
@@ -861,7 +889,7 @@ def _seeded_intervals(
         if length < 2 * ms or (layer > 0 and length == n):
             break
         count = 2 * math.ceil((1.0 / _SEED_DECAY) ** layer) - 1
-        starts = np.unique(np.round(np.linspace(0, n - length, count)).astype(np.int64))
+        starts = _unique_sorted(np.round(np.linspace(0, n - length, count)).astype(np.int64))
         offsets = np.arange(ms, length - ms + 1)
         taus = starts[:, None] + offsets[None, :]
         left = (py[taus] - py[starts][:, None]) / offsets
@@ -1146,16 +1174,18 @@ def _best_ramp(
     a: int, b: int, rss: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> tuple[float, int, int]:
     """(rss, u, v) of the best ramp of _least_over_ramps."""
-    g = np.unique(np.round(np.linspace(a, b, min(b - a + 1, 33))))
+    g = _unique_sorted(np.round(np.linspace(a, b, min(b - a + 1, 33))))
     u, v = np.meshgrid(g, g, indexing="ij")
     ok = v - u >= DRIFT_MIN_WIDTH
     u, v = u[ok], v[ok]
     r = rss(u, v)
     j = int(np.argmin(r))
     step = max((b - a) / 32.0, 1.0)
-    d = np.unique(np.round(np.linspace(-step, step, 17)))
+    d = _unique_sorted(np.round(np.linspace(-step, step, 17)))
     uu, vv = np.meshgrid(
-        np.unique(np.clip(u[j] + d, a, b)), np.unique(np.clip(v[j] + d, a, b)), indexing="ij"
+        _unique_sorted(np.clip(u[j] + d, a, b)),
+        _unique_sorted(np.clip(v[j] + d, a, b)),
+        indexing="ij",
     )
     ok = vv - uu >= DRIFT_MIN_WIDTH
     fine = rss(uu[ok], vv[ok])

@@ -431,3 +431,39 @@ def test_a_drift_across_zero_is_found_not_a_crash() -> None:
     values = values + 0.01 * np.random.default_rng(5).standard_normal(300)
     drift = examine(values, min_change_pct=1).drifts[0]
     assert abs(drift.start - 100) <= 5 and drift.before == pytest.approx(-1.0, abs=0.05)
+
+
+def test_the_median_is_numpys_to_the_bit() -> None:
+    """detect._median stands in for np.median (which imports numpy.ma on its first call):
+    the same float for odd and even counts, ties, infinities, NaN and the sign of zero."""
+    rng = np.random.default_rng(15)
+    specials = [np.nan, np.inf, -np.inf, 1e308, -1e308, -0.0, 0.0, 5e-324]
+    for trial in range(20_000):
+        n = int(rng.integers(1, 40)) if trial % 10 else int(rng.integers(1, 1_000))
+        x = [
+            rng.normal(10, 3, n),
+            rng.integers(-5, 5, n).astype(float),
+            rng.choice(specials, n),
+            np.where(rng.random(n) < 0.1, rng.choice(specials, n), rng.normal(0, 1, n)),
+        ][trial % 4]
+        for values in (x, x[::2]):
+            expected, got = float(np.median(values)), detect._median(values)
+            assert (math.isnan(expected) and math.isnan(got)) or (
+                got == expected and math.copysign(1, got) == math.copysign(1, expected)
+            ), (values, expected, got)
+
+
+def test_examining_a_series_leaves_numpy_ma_unimported() -> None:
+    """What a small ingest's change detection imports is its start-up time (issue 15):
+    numpy.ma alone was 9 ms of it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from perfboard import detect\n"
+        "detect.examine(np.array([10.0, 10.2, 9.9, 10.1, 12.0, 12.1, 11.9, 12.2, 12.0, 12.1]))\n"
+        "assert 'numpy.ma' not in sys.modules, 'numpy.ma imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -383,7 +382,7 @@ def detect_changed(
     new alerts go to perfboard.toml's channels (perfboard/notify.py): False when one was
     not sent (said on stderr, tried again next run; the detection stays stored).
     """
-    from perfboard import alerts, notify  # the detector (numpy, scipy's kin): only when detecting
+    from perfboard import alerts, settings  # the detector (numpy): only when detecting
 
     started = time.perf_counter()
     touched = conn.execute(
@@ -403,6 +402,10 @@ def detect_changed(
         f" outside their noise) in {time.perf_counter() - started:.2f} s",
         file=sys.stderr,
     )
+    if not settings.current().notify.channels:
+        return True  # none to send to: notify (3 ms to import) has nothing to do
+    from perfboard import notify
+
     return notify.notify_and_say(conn, "ingest")
 
 
@@ -616,6 +619,8 @@ def run_git(args: argparse.Namespace) -> int:
 def run_git_results(args: argparse.Namespace) -> int:
     """Each result file a repository's history holds, read at its last revision: a record
     without a version or time of its own takes that commit's."""
+    import tempfile  # 4 ms to import: only for the commands that need a folder
+
     from ingest import git
 
     started = time.perf_counter()
@@ -700,6 +705,8 @@ def run_export(args: argparse.Namespace) -> int:
         n = results.export(conn, args.out, args.format)
         print(f"exported {n} measurements to {args.out}", file=sys.stderr)
         return 0
+    import tempfile
+
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / f"export.{args.format}"
         n = results.export(conn, out, args.format)

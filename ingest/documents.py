@@ -15,15 +15,14 @@ used as it is, so a log of glog lines costs a decode, a newline index and its ma
 from __future__ import annotations
 
 import ctypes
-import multiprocessing
 import os
 import re
 import signal
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import xxhash
@@ -53,6 +52,9 @@ from ingest.text import (
     sniff_encoding,
 )
 from perfboard.model import DocMeta, Found, Measurement, PassApplied, Problem, ProfileEvent
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 # Chunks small enough to stay in cache and to reuse freed memory: decoding 32 MiB at a
 # time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
@@ -481,6 +483,13 @@ def read_ahead(path: Path, ranges: list[tuple[int, int]], codec: str) -> Iterato
         buffers[index % 2] = _fitted(buffers[index % 2], end - start)
         return _read_range(fd, start, end, codec, buffers[index % 2])
 
+    if len(ranges) <= 1:  # nothing to read ahead of: no thread (4 ms of imports to start)
+        with open(path, "rb") as fh:
+            fd = fh.fileno()
+            yield from (read(index) for index in range(len(ranges)))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
     with open(path, "rb") as fh, ThreadPoolExecutor(1, "read-ahead") as reader:
         fd = fh.fileno()
         pending = reader.submit(read, 0) if ranges else None
@@ -717,6 +726,9 @@ def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | No
         for name in KINDS[kind]:
             PARSERS[name]  # imported once here, not once in every worker
     Rows.of([], [])
+    import multiprocessing  # with concurrent.futures, 4 ms: for large documents only
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(
         max_workers=cores,

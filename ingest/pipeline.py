@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -53,6 +52,9 @@ from ingest.save import (
 from ingest.text import Empty, NotText
 from perfboard.errors import StoreError
 from perfboard.model import DocMeta, Problem
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 UNRECOGNISED_PARSER = "formats"
 

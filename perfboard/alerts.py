@@ -11,10 +11,8 @@ any re-detection or re-ingest, and the triage people set on it stays.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -137,6 +135,10 @@ def _examine_all(
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if values.size < PARALLEL_MIN_POINTS or (cores or 1) < 2 or len(tasks) < 2:
         return [_examine(task) for task in tasks]
+    # Imported here: a small ingest's detection never gets this far (4 ms of imports).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=cores, mp_context=context) as pool:
         return list(pool.map(_examine, tasks, chunksize=max(1, len(tasks) // (8 * cores))))

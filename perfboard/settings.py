@@ -56,7 +56,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
@@ -149,6 +148,8 @@ def load(path: Path | None = None) -> Settings:
     if path is None:
         # No file, but a webhook or a mail password may still come from the environment.
         return Settings(notify=_notify({}, Path(CONFIG_FILE)))
+    import tomllib  # only when there is a file: every ingest's detection reads settings
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

@@ -448,6 +448,12 @@ def test_every_command_module_runs_only_as_the_main_module() -> None:
     # a second time in every worker.
     for module in ("ingest/__main__.py", "perfboard/__main__.py"):
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
-        calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+        calls = [
+            n
+            for n in tree.body
+            if isinstance(n, ast.Expr)
+            and isinstance(n.value, ast.Call)
+            and not ast.unparse(n.value.func).startswith("gc.")  # the collector, around imports
+        ]
         guards = [n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n)]
         assert not calls and guards, module

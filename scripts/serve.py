@@ -47,11 +47,11 @@ def warm_up() -> None:
     deadline = time.monotonic() + 60
     while not runtime.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    from perfboard import db, drawing, ui
-
-    path = db.db_path()
     try:
-        seen = db.data_version(path) if db.exists(path) else None
+        from perfboard import db, drawing, ui
+
+        path = db.db_path()
+        seen = db.data_version(path) if db.exists(path) else None  # before the reads
         if not ui.warm_up(path):
             seen = None
         drawing.start()  # the report's charts drawn without holding the server's GIL

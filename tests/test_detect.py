@@ -447,7 +447,8 @@ def test_the_median_is_numpys_to_the_bit() -> None:
             np.where(rng.random(n) < 0.1, rng.choice(specials, n), rng.normal(0, 1, n)),
         ][trial % 4]
         for values in (x, x[::2]):
-            expected, got = float(np.median(values)), detect._median(values)
+            with np.errstate(over="ignore", invalid="ignore"):  # 1e308 + 1e308, inf - inf
+                expected, got = float(np.median(values)), detect._median(values)
             assert (math.isnan(expected) and math.isnan(got)) or (
                 got == expected and math.copysign(1, got) == math.copysign(1, expected)
             ), (values, expected, got)

@@ -418,7 +418,8 @@ def test_trends_marks_the_releases_of_the_walked_clone(paddle, tmp_path, monkeyp
     ]
     tags = {row["tag"] for row in values if "tag" in row}
     assert tags == {"v1.6.0", "v1.6.1", "v1.7.0"}  # all three fall within Jan 2-12
-    releases = {row["version"]: row["release"] for row in values if "release" in row}
+    # The version as the tooltip shows it (its first 10 characters: these are 8 long).
+    releases = {row["version_short"]: row["release"] for row in values if "release" in row}
     assert releases == {
         shas["init"][:8]: "v1.6.0",
         shas["22424"][:8]: "v1.7.0",

@@ -69,7 +69,7 @@ if matched.empty:
         "counterpart are listed below, each with why."
     )
 
-competitors = sorted(matched.theirs.unique(), key=lambda t: (t != "tensorflow", t))
+competitors = ops.competitors(matched)
 op_names = sorted(set(matched.op) | set(unmatched.op))
 devices = sorted(set(matched.device) | set(unmatched.device))
 device_names = [ALL_DEVICES] + [d or NO_DEVICE for d in devices]
@@ -293,9 +293,7 @@ if vs is not None:
 
     # -- where we lose -----------------------------------------------------------------------
     st.subheader("Where we lose")
-    behind = ops.history_pairs(losing if op == ALL_OPS else losing[losing.op == op])
-    behind = behind[behind.verdict == "worse"]
-    lose = query(ops.losses, ops.pair_rows(behind))
+    lose = query(ops.losses, ops.losing_pairs(losing if op == ALL_OPS else losing[losing.op == op]))
     if lose.empty:
         st.caption(f"Paddle is at least on par with {md_escape(vs)} on every op shown.")
     else:

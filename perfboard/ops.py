@@ -584,6 +584,19 @@ def pair_rows(pairs: pd.DataFrame) -> tuple[tuple[Any, ...], ...]:
     return tuple(frame.itertuples(index=False, name=None))
 
 
+def competitors(matched: pd.DataFrame) -> list[str]:
+    """The other frameworks of matched_results, as Ops offers them: tensorflow first (the
+    one it opens with), then by name."""
+    return sorted(matched.theirs.unique(), key=lambda t: (t != "tensorflow", t))
+
+
+def losing_pairs(losing: pd.DataFrame) -> tuple[tuple[Any, ...], ...]:
+    """What Ops' "Where we lose" asks losses for: pair_rows of the pairs behind these
+    losing rows of matched_results whose latest ratio is worse."""
+    behind = history_pairs(losing)
+    return pair_rows(behind[behind.verdict == "worse"])
+
+
 def losses(conn: duckdb.DuckDBPyConnection, pairs: tuple[tuple[Any, ...], ...]) -> pd.DataFrame:
     """losing_since of these pairs (pair_rows of history_pairs): their history by Paddle
     commit read, then walked. Asked through ui.query, so that the walk (in Python, over

@@ -232,7 +232,9 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
     ),
     "perfboard.queries.ops.op_results": tables(*_MEASURED),
     "perfboard.ops.matched_results": tables(*_MEASURED),
-    "perfboard.ops.losses": tables("measurements", "sources"),
+    "perfboard.ops.losses": of_series(  # op_history of the pairs' series (ops.pair_rows)
+        "measurements", "sources", ids=lambda pairs: [row[i] for row in pairs for i in (1, 2)]
+    ),
     "perfboard.profile_views.diff_view": tables("passes", "profile_events"),
     "perfboard.profile_views.run_view": tables("passes", "profile_events"),
     "perfboard.queries.profiles.profile_events": tables("profile_events"),

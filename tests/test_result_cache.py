@@ -364,6 +364,34 @@ def test_a_fresh_server_reads_the_summary_before_its_first_page(
     } <= warmed
 
 
+@pytest.mark.parametrize(
+    ("page", "params", "warmed"),
+    [
+        ("pages/ops.py", {}, "perfboard.ops.losses"),
+        ("pages/compare.py", {"part": "Paired variants"}, "perfboard.compare.variant_ratios"),
+        (
+            "pages/compare.py",
+            {"part": "Paired variants", "dim": "framework"},
+            "perfboard.compare.variant_ratios",
+        ),
+    ],
+)
+def test_a_page_opened_as_is_finds_what_the_server_warmed(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path, page: str, params: dict, warmed: str
+) -> None:
+    """The page asks with the very key warm_up read (the same pairs, in the same order):
+    it reads nothing of `warmed` itself."""
+    from perfboard import ui
+    from tests.test_app import run_page
+
+    ui.RESULTS.clear()
+    assert ui.warm_up(demo_db)
+    before = {key for key in ui.RESULTS._entries if key[0] == warmed}
+    assert before
+    run_page(monkeypatch, demo_db, page, **params)
+    assert {key for key in ui.RESULTS._entries if key[0] == warmed} == before
+
+
 def test_the_server_warms_paired_variants_as_the_page_opens_it(demo_db: Path) -> None:
     """Compare's Paired variants opens on its first metric's pairs: warm_up reads their
     ratios for each dimension, under the key the page asks with."""
@@ -568,6 +596,7 @@ def test_every_declared_query_reads_no_table_it_does_not_declare() -> None:
 # Arguments for the declarations that look at theirs.
 ARGUMENTS: dict[str, tuple[Any, ...]] = {
     "perfboard.compare.variant_ratios": (((1, 2, "pair"), (3, 4, "pair")), 500),
+    "perfboard.ops.losses": ((("pair", 1, 2), ("pair", 3, 4)),),
     "perfboard.queries.changes.series_changes": ((1, 2),),
     "perfboard.queries.compare.series_range": (1, datetime(2020, 1, 1), datetime(2020, 2, 1)),
     "perfboard.queries.ops.op_history": (("pair",), (1,), (2,)),
@@ -601,6 +630,8 @@ def test_every_query_a_page_runs_is_declared_and_series_arguments_narrow_it() ->
     assert reads_of("perfboard.queries.store.latest_per_series", (None, 10)).project is None
     ratios = reads_of("perfboard.compare.variant_ratios", (((1, 2, "pair"), (3, 4, "pair")), 9))
     assert ratios.series_ids == {1, 2, 3, 4}  # both sides of each pair
+    losses = reads_of("perfboard.ops.losses", ((("pair", 1, 2), ("pair", 3, 4)),))
+    assert losses.series_ids == {1, 2, 3, 4}
 
 
 def changes_of_last_commit(conn: Any) -> dict[str, tuple[list[str] | None, list[int] | None]]:

@@ -74,26 +74,36 @@ op_names = sorted(set(matched.op) | set(unmatched.op))
 devices = sorted(set(matched.device) | set(unmatched.device))
 device_names = [ALL_DEVICES] + [d or NO_DEVICE for d in devices]
 
-cols = st.columns([2, 2, 2, 3])
+# Filters side by side, as many to a row as the window holds: in four fixed columns an 800
+# px window cut "tensorflow" to "tensorflov" and "all devices" to "all device".
+filters = st.container(horizontal=True, wrap=True)
 op_options = [ALL_OPS, *op_names]
-op = cols[0].selectbox(
+op = filters.selectbox(
     "Op",
     op_options,
     key=url_state(PAGE, "op", op_options, ALL_OPS),
     help="One op: its ratio over time by Paddle commit is drawn below the table.",
+    width=240,
 )
 vs = (
-    cols[1].selectbox(
-        "Paddle against", competitors, key=url_state(PAGE, "vs", competitors, competitors[0])
+    filters.selectbox(
+        "Paddle against",
+        competitors,
+        key=url_state(PAGE, "vs", competitors, competitors[0]),
+        width=240,
     )
     if competitors
     else None
 )
-device_name = cols[2].selectbox(
-    "Device", device_names, key=url_state(PAGE, "device", device_names, ALL_DEVICES)
+device_name = filters.selectbox(
+    "Device", device_names, key=url_state(PAGE, "device", device_names, ALL_DEVICES), width=240
 )
-direction = cols[3].radio(
-    "Direction", DIRECTIONS, key=url_state(PAGE, "direction", DIRECTIONS, BOTH), horizontal=True
+direction = filters.radio(
+    "Direction",
+    DIRECTIONS,
+    key=url_state(PAGE, "direction", DIRECTIONS, BOTH),
+    horizontal=True,
+    width="content",
 )
 only_losing = st.toggle(
     "Only where Paddle loses", key=url_value(PAGE, "lose", {"1": True, "0": False}.get, False)
@@ -126,16 +136,21 @@ if vs is not None:
     view = view[view.theirs == vs]
     losing = view[view.loses]
     checked = view.accuracy.notna()
-    cols = st.columns(4)
+    # A row that wraps, each figure as wide as its words: in four columns an 800 px
+    # window cut "not checked" to "not c...".
+    figures = st.container(horizontal=True, wrap=True, gap="medium")
     # A metric's label and a column's help are markdown; the competitor's name is data.
-    cols[0].metric(f"Op configs against {md_escape(vs)}", f"{len(view):,}")
-    cols[1].metric("Paddle slower", f"{len(losing):,}")
-    cols[2].metric("Paddle faster", f"{int((view.verdict_total == 'better').sum()):,}")
-    cols[3].metric(
+    figures.metric(f"Op configs against {md_escape(vs)}", f"{len(view):,}", width="content")
+    figures.metric("Paddle slower", f"{len(losing):,}", width="content")
+    figures.metric(
+        "Paddle faster", f"{int((view.verdict_total == 'better').sum()):,}", width="content"
+    )
+    figures.metric(
         "Accuracy: diff",
         f"{int((view.accuracy == 'diff').sum()):,} of {int(checked.sum()):,} checked"
         if checked.any()
         else "not checked",
+        width="content",
     )
     if only_losing:
         view = losing

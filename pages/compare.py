@@ -178,11 +178,13 @@ def two_versions_part() -> None:
             "measured on the same benchmarks."
         )
         return
-    cols = st.columns(4)
-    cols[0].metric("Shared series", len(table))
-    cols[1].metric("Better in B", int((table.verdict == "better").sum()))
-    cols[2].metric("Worse in B", int((table.verdict == "worse").sum()))
-    cols[3].metric("Significant (p < 0.05)", int(table.significant.fillna(False).sum()))
+    figures = figure_row()
+    figures.metric("Shared series", len(table), width="content")
+    figures.metric("Better in B", int((table.verdict == "better").sum()), width="content")
+    figures.metric("Worse in B", int((table.verdict == "worse").sum()), width="content")
+    figures.metric(
+        "Significant (p < 0.05)", int(table.significant.fillna(False).sum()), width="content"
+    )
     same = int(table.unchanged.sum())
     if same:
         st.caption(
@@ -238,6 +240,12 @@ def two_versions_part() -> None:
             "measured_at_b": st.column_config.DatetimeColumn("measured B", format="YYYY-MM-DD"),
         },
     )
+
+
+def figure_row() -> DeltaGenerator:
+    """A row of figures that wraps, each as wide as its words: in four fixed columns an
+    800 px window cut Attribution's change to "-0.66..."."""
+    return st.container(horizontal=True, wrap=True, gap="medium")
 
 
 # -- paired variants --------------------------------------------------------------------------
@@ -427,11 +435,15 @@ def attribution_part() -> None:
     rows["title"] = rows.title.fillna("") if "title" in rows else ""
     unit, direction = str(row.unit), str(row.direction)
     share = compare.explained(v1 - v0, rows[rows.kind == "step"].delta.sum(), unit)
-    cols = st.columns(4)
-    cols[0].metric("From", f"{v0:.4g} {unit}")
-    cols[1].metric("To", f"{v1:.4g} {unit}")
-    cols[2].metric("Change", f"{share.change:+.4g} {unit}")
-    cols[3].metric("Explained by the steps", "—" if share.share is None else f"{share.share:.0%}")
+    figures = figure_row()
+    figures.metric("From", f"{v0:.4g} {unit}", width="content")
+    figures.metric("To", f"{v1:.4g} {unit}", width="content")
+    figures.metric("Change", f"{share.change:+.4g} {unit}", width="content")
+    figures.metric(
+        "Explained by the steps",
+        "—" if share.share is None else f"{share.share:.0%}",
+        width="content",
+    )
     st.caption(md_escape(compare.worded(v1 / v0, direction, side_name(end), side_name(start))))
     if share.note:
         st.warning(md_escape(share.note))

@@ -485,6 +485,25 @@ def test_the_sidebar_gives_way_on_narrow_windows(server: str, browser) -> None:
     assert 0 < widths[800] <= 260 and widths[1400] == widths[800]
 
 
+# Figures that sat in four fixed columns, cut at 800 px before they wrapped: Ops' accuracy
+# figure ("not c..."), Attribution's change ("-0.66...").
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [("/ops?op=cumsum", "not checked"), ("/compare?part=Attribution", "-0.6609 ms")],
+)
+def test_at_800_px_no_figure_is_cut(server: str, browser, url: str, shown: str) -> None:
+    page = rendered(browser, f"{server}{url}", width=800, charts=1)
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll(
+                '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1)
+            .map(e => e.textContent)"""
+    )
+    assert cut == []
+    assert shown in page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    page.context.close()
+
+
 def test_dark_mode_is_a_choice_and_the_report_preview_stays_readable(server: str, browser) -> None:
     page = rendered(browser, f"{server}/report?week=2020-W06", charts=0)
     frame = page.frame_locator("iframe").first

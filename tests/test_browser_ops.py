@@ -46,21 +46,3 @@ def test_an_op_deep_link_draws_its_ratio_by_commit(server: str, browser) -> None
     assert "part=Paired+variants" in (link.get_attribute("href") or "")
     assert not page.locator(".stException").count()
     page.close()
-
-
-def test_at_800_px_no_figure_or_filter_of_ops_is_cut(server: str, browser) -> None:
-    """Ops' figures wrap onto another row rather than be cut: in four fixed columns an
-    800 px window showed "not c…" (its filters, "tensorflov": seen in the screenshots)."""
-    from tests.test_browser import rendered
-
-    page = rendered(browser, f"{server}/ops?op=cumsum", width=800, charts=1)
-    cut = page.evaluate(
-        """() => [...document.querySelectorAll(
-                '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p')]
-            .filter(e => e.scrollWidth > e.clientWidth + 1)
-            .map(e => e.textContent)"""
-    )
-    assert cut == []
-    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
-    assert "not checked" in values and len(values) == 4
-    page.context.close()

@@ -559,8 +559,11 @@ def pair_metrics(pairs: pd.DataFrame) -> list[str]:
 
 
 def pair_rows(pairs: pd.DataFrame) -> tuple[tuple[Any, ...], ...]:
-    """Pairs (pair_series' rows) as variant_ratios takes them: hashable, for ui.query."""
-    return tuple(pairs[PAIR_COLUMNS].itertuples(index=False, name=None))
+    """Pairs (pair_series' rows) as variant_ratios takes them: hashable, for ui.query,
+    with None for a missing value (NaN is not equal to itself: a key holding one would
+    never be found again)."""
+    frame = pairs[PAIR_COLUMNS].astype(object)
+    return tuple(frame.where(frame.notna(), None).itertuples(index=False, name=None))
 
 
 def variant_ratios(

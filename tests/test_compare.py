@@ -837,3 +837,15 @@ def test_a_version_from_the_url_is_shown_as_text(
     [info] = [i.value for i in at.info]
     assert "Nothing was measured at version" in info
     assert r"\[x\]\(javascript\:alert\(1\)\)" in info and "[x](" not in info
+
+
+def test_pair_rows_are_a_key_found_again_when_a_value_is_missing(demo_db: Path) -> None:
+    """variant_ratios is cached on pair_rows: a missing value is None there, not NaN, which
+    is not equal to itself (the page would read the ratios again on every run)."""
+    conn = db.connect(demo_db, read_only=True)
+    pairs = compare.variant_pairs(conn, "precision")
+    conn.close()
+    pairs.loc[pairs.index[0], "unit"] = float("nan")
+    rows = compare.pair_rows(pairs)
+    assert rows == compare.pair_rows(pairs) and rows[0][6] is None
+    assert rows[0][:2] == (int(pairs.ours_id.iloc[0]), int(pairs.theirs_id.iloc[0]))

@@ -16,6 +16,7 @@ from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING, unique_labels
 from perfboard.ui import (
+    figure_row,
     page_data,
     query,
     source_line_column,
@@ -240,12 +241,6 @@ def two_versions_part() -> None:
             "measured_at_b": st.column_config.DatetimeColumn("measured B", format="YYYY-MM-DD"),
         },
     )
-
-
-def figure_row() -> DeltaGenerator:
-    """A row of figures that wraps, each as wide as its words: in four fixed columns an
-    800 px window cut Attribution's change to "-0.66..."."""
-    return st.container(horizontal=True, wrap=True, gap="medium")
 
 
 # -- paired variants --------------------------------------------------------------------------

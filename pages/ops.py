@@ -13,6 +13,7 @@ from perfboard.links import safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
 from perfboard.ui import (
+    figure_row,
     page_data,
     query,
     source_line_column,
@@ -136,9 +137,7 @@ if vs is not None:
     view = view[view.theirs == vs]
     losing = view[view.loses]
     checked = view.accuracy.notna()
-    # A row that wraps, each figure as wide as its words: in four columns an 800 px
-    # window cut "not checked" to "not c...".
-    figures = st.container(horizontal=True, wrap=True, gap="medium")
+    figures = figure_row()
     # A metric's label and a column's help are markdown; the competitor's name is data.
     figures.metric(f"Op configs against {md_escape(vs)}", f"{len(view):,}", width="content")
     figures.metric("Paddle slower", f"{len(losing):,}", width="content")

@@ -12,6 +12,7 @@ from perfboard.links import pr_links, safe_https
 from perfboard.queries.labels import MISSING
 from perfboard.ui import (
     StoreMissing,
+    figure_row,
     missing_store_notice,
     query,
     source_line_column,
@@ -47,9 +48,7 @@ labels = {
     "sources": "Sources",
     "errors": "Ingest errors",
 }
-# A row that wraps, each figure as wide as its label: at 800 px "Measurements" is shown
-# whole on a second row rather than cut to "Measurem...".
-figures = st.container(horizontal=True, wrap=True, gap="medium")
+figures = figure_row()
 for key, label in labels.items():
     n = totals[key]
     figures.metric(label, f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}", width="content")

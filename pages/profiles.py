@@ -19,6 +19,7 @@ from perfboard.markup import md_escape
 from perfboard.profile_views import DiffView, RunView, diff_view, run_view
 from perfboard.queries.labels import MISSING
 from perfboard.ui import (
+    figure_row,
     page_data,
     query,
     source_line_column,
@@ -244,7 +245,7 @@ def breakdown_part(key: str, view: RunView) -> None:
         return
     total = totals[main]
     ops = rows[(rows.block == main) & (rows.depth == 0)]
-    figures = st.container(horizontal=True, wrap=True, gap="medium")  # as the diff's
+    figures = figure_row()
     figures.metric(
         "Total",
         profiles.ms_text(total.total),
@@ -303,7 +304,7 @@ def diff_part(a_key: str, b_key: str, a: RunView, b: RunView, diffed: DiffView) 
         st.info("\n".join(f"- {md_escape(note)}" for note in notes))
     # A row that wraps, each figure as wide as it needs: at 800 px six equal columns cut
     # "94,702 ms" to "94…" (as the Overview's figures were).
-    figures = st.container(horizontal=True, wrap=True, gap="medium")
+    figures = figure_row()
     figures.metric("Total A", profiles.ms_text(summary["total_a"]), width="content")
     figures.metric(
         "Total B",

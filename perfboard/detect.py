@@ -304,8 +304,8 @@ def change_points(
 def _points(x: np.ndarray, fit: _Series, bounds: list[int]) -> list[ChangePoint]:
     out = []
     for s, t, e in zip(bounds[:-2], bounds[1:-1], bounds[2:], strict=True):
-        before = float(_median(x[s:t]))
-        after = float(_median(x[t:e]))
+        before = _median(x[s:t])
+        after = _median(x[t:e])
         pct = (after - before) / before * 100.0 if before != 0 else math.nan
         out.append(ChangePoint(t, before, after, pct, _welch_p(fit.y[s:t], fit.y[t:e])))
     return out
@@ -380,8 +380,8 @@ def _drifts(x: np.ndarray, fit: _Series, rules: _Rules, bounds: list[int]) -> li
             gain = (ss_all - rss) / long_run
             if gain <= _RAMP_COST * rules.penalty:
                 continue
-        before = float(_median(x[a : max(u, a + 1)]))
-        after = float(_median(x[min(v, b - 1) : b]))
+        before = _median(x[a : max(u, a + 1)])
+        after = _median(x[min(v, b - 1) : b])
         if before == 0:
             continue
         # A series with values <= 0 can cross zero: a level that changes sign is no small
@@ -426,7 +426,7 @@ def noise(
 def _noise_of(
     x: np.ndarray, bounds: list[int], confidence: float, min_segment: int, too_noisy_pct: float
 ) -> Noise:
-    level = float(_median(x[bounds[-2] :]))
+    level = _median(x[bounds[-2] :])
     cv = _relative_sigma(x, bounds)
     if math.isnan(cv):
         return Noise(level, cv, math.nan, True)
@@ -457,7 +457,7 @@ def _verdict(last: np.ndarray, new: float, cv: float, confidence: float) -> Verd
     """`new` against `last`, the points of its level, with the series' noise cv."""
     if last.size == 0:
         return Verdict(new, math.nan, math.nan, math.nan, False)
-    level = float(_median(last))
+    level = _median(last)
     change_pct = (new - level) / level * 100.0 if level != 0 else math.nan
     if math.isnan(cv) or level == 0:
         return Verdict(new, level, change_pct, math.nan, False)
@@ -544,7 +544,7 @@ def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
         return x
     logs = bool(np.all(x > 0))
     y = np.log(x) if logs else x
-    centred = y - float(_median(y))
+    centred = y - _median(y)
     # Steps put their power at low frequencies, where a cycle of a short series sits too:
     # the spectrum is read with the largest few steps taken out (the best split, thrice).
     power = np.abs(np.fft.rfft(_without_largest_steps(centred, 3, min_segment))) ** 2
@@ -557,7 +557,7 @@ def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
     total = float(np.sum(band)) or 1.0
     share = float(np.sum(power[k - 1 : k + 2])) / total
     around = power[max(k // 2, 1) : 2 * k + 1]
-    if share < _CYCLE_SHARE or power[k] < _CYCLE_PEAK * float(_median(around)):
+    if share < _CYCLE_SHARE or power[k] < _CYCLE_PEAK * _median(around):
         return x
     period = n / _peak_frequency(centred, k)
     # The profile is taken of y less its mean over one period around each point (a full
@@ -738,7 +738,7 @@ def _relative_sigma(x: np.ndarray, bounds: list[int]) -> float:
         seg = x[s:e]
         if seg.size < 2:
             continue
-        level = float(_median(seg))
+        level = _median(seg)
         if level == 0:
             return math.nan
         diffs.append(np.diff(seg / abs(level)))
@@ -794,7 +794,7 @@ class _Series:
             sigma = max(sigma, floor)
         y = _clean(raw, sigma)
         # Centred, so that the prefix sums keep their precision over long series.
-        yc = y - float(_median(y))
+        yc = y - _median(y)
         t = np.arange(x.size, dtype=np.float64)
         return cls(
             y=y,

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import duckdb
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from perfboard import db, errors, lake, queries
 from perfboard import provenance as prov
@@ -372,6 +373,13 @@ def _bind(
     if current is _UNSET or fixed != current:
         st.session_state[widget] = fixed
     return widget
+
+
+def figure_row() -> DeltaGenerator:
+    """A row of st.metric figures (each `width="content"`) that wraps onto another line,
+    each as wide as its words: in fixed columns an 800 px window cut them ("not c...",
+    "-0.66...", "Measurem...")."""
+    return st.container(horizontal=True, wrap=True, gap="medium")
 
 
 def url_state(

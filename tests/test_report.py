@@ -152,9 +152,9 @@ def hostile_store(tmp_path: Path) -> Path:
 
 
 def test_the_servers_drawing_process_draws_the_same_charts(demo: Path) -> None:
-    """The server draws the report's charts in a process of its own (perfboard.drawing),
-    without holding its GIL: the same SVG and PNG bytes as drawn here; a chart vl-convert
-    cannot draw is its error still."""
+    """The server draws the report's charts in processes of their own (perfboard.drawing),
+    side by side, without holding its GIL: the same SVG and PNG bytes as drawn here; a
+    chart vl-convert cannot draw is its error still."""
     from perfboard import drawing
 
     conn = db.connect(demo, read_only=True)
@@ -162,7 +162,8 @@ def test_the_servers_drawing_process_draws_the_same_charts(demo: Path) -> None:
     report._svg.cache_clear()
     drawing.start()
     try:
-        assert drawing.drawing_pid() not in (None, os.getpid())
+        pids = drawing.drawing_pids()
+        assert len(set(pids)) == drawing.DRAWERS and os.getpid() not in pids
         apart = report.render(conn, W06, None)
         assert apart.html == here.html and apart.html.count("<svg") == 2
         assert apart.pngs() == here.pngs()
@@ -172,7 +173,7 @@ def test_the_servers_drawing_process_draws_the_same_charts(demo: Path) -> None:
         drawing.stop()
         report._svg.cache_clear()
         conn.close()
-    assert drawing.drawing_pid() is None
+    assert drawing.drawing_pids() == []
 
 
 def test_hostile_text_is_inert_in_both_formats(tmp_path: Path) -> None:

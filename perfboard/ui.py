@@ -172,6 +172,23 @@ def _warm_ops_losses(path: Path | str) -> None:
         _cached(ops.losses, path, (ops.losing_pairs(view[view.loses]),))
 
 
+def warm_report(path: Path | str) -> None:
+    """The weekly report as its page opens (the newest week, every project), once, after
+    drawing.start(): the first report of a server process paid 0.4 s more than the next
+    (imports, Altair's first charts, each drawing process's first chart). Not read again
+    after an ingest: the report reads every table, and 0.6 s of the server's time per
+    ingest is not worth one page's first open."""
+    from perfboard import queries, report
+
+    try:
+        weeks = _cached(queries.report_weeks, path, ())
+        if not weeks.empty:
+            newest = pd.Timestamp(weeks.monday.iloc[0]).date()
+            _cached(report.render, path, (newest, None))
+    except (duckdb.Error, errors.StoreError, OSError):
+        pass  # the page says what is wrong when it is opened
+
+
 def keep_warm(path: Path | str, seen: Hashable) -> Hashable:
     """After an ingest, read again what warm_up read, before a page asks: the store's
     stamp (db.data_version) as of the last warm read, and what it is now once read.

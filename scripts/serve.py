@@ -55,6 +55,8 @@ def warm_up() -> None:
         if not ui.warm_up(path):
             seen = None
         drawing.start()  # the report's charts drawn without holding the server's GIL
+        if seen is not None:
+            ui.warm_report(path)
     finally:
         WARMED.set()
     while True:  # and after each ingest, before the pages ask (ui.keep_warm)

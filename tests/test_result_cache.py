@@ -392,6 +392,22 @@ def test_a_page_opened_as_is_finds_what_the_server_warmed(
     assert {key for key in ui.RESULTS._entries if key[0] == warmed} == before
 
 
+def test_the_server_renders_the_report_the_page_opens_on(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    """scripts/serve.py renders the newest week's report for every project once, under
+    the key the Weekly report page asks with when opened as is: it renders nothing."""
+    from perfboard import ui
+    from tests.test_app import run_page
+
+    ui.RESULTS.clear()
+    ui.warm_report(demo_db)
+    rendered = {key for key in ui.RESULTS._entries if key[0] == "perfboard.report.render"}
+    assert [key[2][1] for key in rendered] == [None]  # every project
+    run_page(monkeypatch, demo_db, "pages/report.py")
+    assert {key for key in ui.RESULTS._entries if key[0] == "perfboard.report.render"} == rendered
+
+
 def test_the_server_warms_paired_variants_as_the_page_opens_it(demo_db: Path) -> None:
     """Compare's Paired variants opens on its first metric's pairs: warm_up reads their
     ratios for each dimension, under the key the page asks with."""

@@ -204,6 +204,12 @@ def test_the_weekly_report_page_previews_the_report(server: str, browser) -> Non
     # inline: the phase-2 steps and the headline series (the simulated nightly history)
     assert frame.locator("svg").count() == 2
     assert page.get_by_role("button", name="Download HTML").count() == 1
+    # The Markdown to copy: drawn once the toggle asks for it (no highlighting before).
+    code = page.locator('[data-testid="stCode"]')
+    assert not code.count()
+    page.get_by_text("Markdown, to copy into a GitHub comment").click()
+    code.first.wait_for(timeout=30_000)
+    assert code.first.inner_text().startswith("# perfboard weekly report 2020-W06")
     assert not page.locator(".stException").count()
     page.close()
 

@@ -306,7 +306,10 @@ def test_report_page_previews_and_offers_both_downloads(demo: Path, monkeypatch)
     assert labels == ["Download HTML", "Download Markdown"]
     [frame] = at.get("iframe")
     assert "二期优化工作" in frame.proto.srcdoc
-    # The Markdown to copy, as the download holds it, and how to bring its charts along.
+    # The Markdown to copy, as the download holds it, and how to bring its charts along:
+    # drawn once asked for.
+    assert not at.code
+    at.toggle(key="report-markdown").set_value(True).run()
     [code] = at.code
     assert code.language == "markdown"
     assert code.value.startswith("# perfboard weekly report 2020-W06")

@@ -282,7 +282,8 @@ if not not_ok.empty:
     )
 st.download_button(
     "Download these points (CSV)",
-    points.drop(columns=["series_id"]).to_csv(index=False).encode(),
+    # Written when the button is pressed: 50 ms of every run for 4,000 points otherwise.
+    lambda: points.drop(columns=["series_id"]).to_csv(index=False).encode(),
     file_name=f"perfboard-{metric}.csv",
     mime="text/csv",
 )

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import requests
 
@@ -171,7 +172,13 @@ def test_trends_draws_the_qa_latencies_along_batch_size(server: str, browser) ->
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "trends.png"), full_page=True)
     assert page.locator(".vega-embed").count() == 1
-    assert page.get_by_text("Download these points (CSV)").count() == 1
+    # The points as CSV, written when the button is pressed: the QA table's values.
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download these points (CSV)").click()
+    points = pd.read_csv(download.value.path())
+    assert {"series", "value", "batch_size", "status"} <= set(points.columns)
+    assert {8.664, 36.123, 6.504} <= set(points.value.dropna())
+    assert (points.status == "oom").sum() == 2  # seq len 512 at batch sizes 200 and 300
     assert not page.locator(".stException").count()
     page.close()
 

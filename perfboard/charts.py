@@ -707,7 +707,13 @@ def attribution_waterfall(
     # An explicit order: the layers hold different rows, and a sort by field is not kept
     # when their domains are merged.
     order = list(data.sort_values("order").label)
-    x = alt.X("label:N", title=None, sort=order, axis=alt.Axis(labelAngle=0))
+    # "step at 2020-02-24" on two lines: side by side at 800 px the dates ran into each other.
+    x = alt.X(
+        "label:N",
+        title=None,
+        sort=order,
+        axis=alt.Axis(labelAngle=0, labelExpr="split(datum.label, ' at ')"),
+    )
     color = alt.Color(
         "effect:N",
         title=None,

@@ -514,6 +514,21 @@ def test_at_800_px_no_figure_is_cut(server: str, browser, url: str, shown: str) 
     )
     assert cut == []
     assert shown in page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    # Nor do an axis's labels run into each other (Attribution's "step at 2020-02-24"
+    # beside "step at 2020-03-02" did, on one line each).
+    overlapping = page.evaluate(
+        """() => [...document.querySelectorAll('.vega-embed svg g.role-axis-label')]
+            .flatMap(axis => {
+              const boxes = [...axis.querySelectorAll('text')]  // not those Vega hid
+                .filter(t => getComputedStyle(t).opacity !== '0')
+                .map(t => [t.textContent, t.getBoundingClientRect()]);
+              return boxes.flatMap(([a, p], i) => boxes.slice(i + 1)
+                .filter(([, q]) => p.left < q.right - 1 && q.left < p.right - 1
+                                   && p.top < q.bottom - 1 && q.top < p.bottom - 1)
+                .map(([b]) => a + ' / ' + b));
+            })"""
+    )
+    assert overlapping == []
     page.context.close()
 
 

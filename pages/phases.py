@@ -10,6 +10,7 @@ from perfboard.links import pr_links
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING
 from perfboard.ui import (
+    figure_row,
     page_data,
     query,
     source_line_column,
@@ -64,17 +65,22 @@ st.caption(
     f"Software: {md_escape(phase.software or '-')} · Model: {md_escape(phase.benchmark)} · "
     f"Source: {md_escape(phase.source)}"
 )
-cols = st.columns(4)
+figures = figure_row()  # wraps at 800 px, where four columns cut "12.034 ms" to "12.03..."
 unit = phase.unit
-cols[0].metric("Baseline", f"{baseline:g} {unit}" if baseline is not None else "-")
-cols[1].metric(
+figures.metric("Baseline", f"{baseline:g} {unit}" if baseline is not None else "-", width="content")
+figures.metric(
     "Latest",
     f"{latest:g} {unit}" if latest is not None else "-",
     delta=f"{latest - baseline:+.3g} {unit}" if latest is not None and baseline else None,
     delta_color="inverse",
+    width="content",
 )
-cols[2].metric("Speedup vs baseline", f"{baseline / latest:.3f}x" if latest and baseline else "-")
-cols[3].metric(
+figures.metric(
+    "Speedup vs baseline",
+    f"{baseline / latest:.3f}x" if latest and baseline else "-",
+    width="content",
+)
+figures.metric(
     "Target",
     "not set" if target is None else f"{target:g} {unit}",
     delta=(
@@ -88,6 +94,7 @@ cols[3].metric(
     ),
     delta_color="off",
     delta_arrow="off",
+    width="content",
 )
 
 if len(measured) < 2:

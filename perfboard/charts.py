@@ -56,8 +56,12 @@ _ABSENT = "datum['no such field: left out']"
 
 
 def time_axis(title: str | None = None) -> alt.Axis:
-    """The axis of a time scale: labels with the year, spaced so that they do not overlap."""
-    return alt.Axis(title=title, labelExpr=TIME_LABELS, labelOverlap=True, labelAngle=0)
+    """The axis of a time scale: labels with the year, spaced so that they do not overlap,
+    and a label within 40 px of either end aligned inward (a date centred on a tick at
+    the right edge was cut to "2020-0" at 800 px)."""
+    return alt.Axis(
+        title=title, labelExpr=TIME_LABELS, labelOverlap=True, labelAngle=0, labelFlush=40
+    )
 
 
 def tooltip(entries: Sequence[tuple[str, str] | tuple[str, str, str]]) -> dict[str, str]:
@@ -178,22 +182,30 @@ def phase_steps(
     # Two layers with a fixed dy each: a yOffset channel is for a band scale, and
     # Vega-Lite drops it on a continuous y (with a warning in the console).
     above = ~(data["value"] < data["value"].shift(1))  # the first: above
+    # The last milestone's label left of its point: right of it, it ran off the chart.
+    along = "date" if x_by == "date" else "ordinal"
+    last = data[along] == data[along].max()
+    with_pr = data.pr != ""
     # Split here, not by a filter transform: an empty layer's y extent warns in the console.
-    sides = [(data[above & (data.pr != "")], True), (data[~above & (data.pr != "")], False)]
+    sides = [
+        (data[with_pr & (above if up else ~above) & (last if end else ~last)], up, end)
+        for up in (True, False)
+        for end in (False, True)
+    ]
     labels = [
         alt.Chart(side)
         .mark_text(
-            align="left",
-            baseline="bottom" if above else "top",
-            dx=8,
-            dy=-6 if above else 6,
+            align="right" if end else "left",
+            baseline="bottom" if up else "top",
+            dx=-8 if end else 8,
+            dy=-6 if up else 6,
             fontSize=12,
             color="#333333",
             cursor="pointer",
             tooltip=tips,
         )
         .encode(x=x, y=y, text="pr:N", href=PR_HREF)
-        for side, above in sides
+        for side, up, end in sides
         if not side.empty
     ]
     layers: list[alt.Chart] = [line, points, *labels]
@@ -636,7 +648,13 @@ def ratio_lines(
     x = alt.X(
         "measured_at:T", title="measured (UTC)", scale=alt.Scale(padding=16), axis=time_axis()
     )
-    y = alt.Y("ratio:Q", title=y_title, scale=alt.Scale(type="log"))
+    # Room between labels: on a short log axis over three decades "2" and "3" touched.
+    y = alt.Y(
+        "ratio:Q",
+        title=y_title,
+        scale=alt.Scale(type="log"),
+        axis=alt.Axis(labelOverlap="greedy", labelSeparation=4),
+    )
     color = alt.Color(
         "pair:N",
         title="pair",

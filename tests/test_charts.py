@@ -61,6 +61,13 @@ def test_phase_labels_sit_off_the_line_without_a_y_offset_channel() -> None:
     by_side = {layer["mark"]["dy"]: [r["pr"] for r in data_of(chart, layer)] for layer in texts}
     # #22424 stepped down (9.5 after 10): below its level; #22486 up (9.7): above it.
     assert by_side[6] == ["#22424"] and by_side[-6] == ["#22486"]
+    # Each right of its point, but the last milestone's, which would run off the chart.
+    align = {
+        r["pr"]: (layer["mark"]["align"], layer["mark"]["dx"])
+        for layer in texts
+        for r in data_of(chart, layer)
+    }
+    assert align == {"#22424": ("left", 8), "#22486": ("right", -8)}
     # Tooltips are the marks' own expressions, never a channel that writes "null".
     channels = json.dumps([layer["encoding"].get("tooltip") for layer in layers(chart)])
     assert "pr_title" not in channels and "description" not in channels

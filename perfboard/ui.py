@@ -187,6 +187,9 @@ def warm_report(path: Path | str) -> None:
             _cached(report.render, path, (newest, None))
     except (duckdb.Error, errors.StoreError, OSError):
         pass  # the page says what is wrong when it is opened
+    except Exception:  # a report that cannot be drawn: the page shows its error; the
+        # server's warm-up thread, which goes on to keep the pages warm, must not end here
+        logging.getLogger("perfboard.ui").exception("the newest week's report failed")
 
 
 def keep_warm(path: Path | str, seen: Hashable) -> Hashable:

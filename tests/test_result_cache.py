@@ -408,6 +408,23 @@ def test_the_server_renders_the_report_the_page_opens_on(
     assert {key for key in ui.RESULTS._entries if key[0] == "perfboard.report.render"} == rendered
 
 
+def test_a_report_that_cannot_be_drawn_leaves_the_warm_up_going(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """serve.py's warm-up thread goes on to keep the pages warm after warm_report: a
+    failure of the report is logged, not raised."""
+    from perfboard import report, ui
+
+    def broken(*args: object) -> None:
+        raise ValueError("vl-convert could not draw the chart: no such mark")
+
+    monkeypatch.setattr(report, "render", broken)
+    ui.RESULTS.clear()
+    ui.warm_report(demo_db)
+    assert "the newest week's report failed" in caplog.text
+    assert "no such mark" in caplog.text
+
+
 def test_the_server_warms_paired_variants_as_the_page_opens_it(demo_db: Path) -> None:
     """Compare's Paired variants opens on its first metric's pairs: warm_up reads their
     ratios for each dimension, under the key the page asks with."""

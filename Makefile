@@ -27,8 +27,14 @@ $(LAKE)/.installed: requirements.txt requirements-dev.txt requirements-lake.txt
 	$(LAKE)/bin/python -m pip install --quiet -r requirements-lake.txt
 	touch $@
 
+# The pages' CJK web font, made once from the installed Noto Sans CJK (about 15 s):
+# scripts/make_web_font.py says why.
+WEB_FONT := static/noto-sans-sc-gb2312.otf
+$(WEB_FONT): $(VENV)/.installed scripts/make_web_font.py
+	$(PY) scripts/make_web_font.py --out $@
+
 ## run: install, build the demo database if there is none, serve on http://localhost:$(PORT)
-run: $(VENV)/.installed
+run: $(VENV)/.installed $(WEB_FONT)
 	PERFBOARD_DB=$(DB) $(PY) scripts/build_demo_db.py --db $(DB)
 	PERFBOARD_DB=$(DB) $(PY) scripts/serve.py --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
@@ -39,7 +45,7 @@ demo: $(VENV)/.installed
 
 ## test: install the test extras and run the whole suite (lint included); the lake's
 ## tests run in their own environment
-test: $(VENV)/.installed-dev $(LAKE)/.installed
+test: $(VENV)/.installed-dev $(LAKE)/.installed $(WEB_FONT)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	@scripts/run_tests.sh $(PY) --ignore=tests/test_lake.py
@@ -58,4 +64,4 @@ bench: $(VENV)/.installed
 	$(PY) scripts/bench_ingest.py
 
 clean:
-	rm -rf $(VENV) $(LAKE) .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) $(LAKE) .pytest_cache .ruff_cache test-artifacts static

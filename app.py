@@ -11,6 +11,7 @@ import streamlit as st
 from perfboard import queries
 from perfboard.ui import (
     StoreMissing,
+    cjk_web_font,
     new_data_notice,
     open_links_in_new_tabs,
     query,
@@ -82,5 +83,6 @@ with st.sidebar:
         st.caption("No database yet")
     new_data_notice()  # an ingest while the page is open: said, and one click shows it
 open_links_in_new_tabs()  # a chart's PR link opens GitHub beside the dashboard
+cjk_web_font()  # 二期 drawn as itself, not as boxes, on a machine without a CJK font
 
 navigation.run()

@@ -19,6 +19,25 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
+# The pages' CJK font: an OpenType subset of the same Noto Sans CJK SC, made by
+# scripts/make_web_font.py into static/ and declared by perfboard.ui.cjk_web_font for the
+# characters of these ranges only (CJK punctuation, kana, bopomofo, the unified ideographs,
+# full-width forms): a browser fetches it only for a page that shows one of them.
+WEB_FONT = "noto-sans-sc-gb2312.otf"
+CJK_RANGES = (
+    (0x3000, 0x303F),
+    (0x3040, 0x30FF),
+    (0x3100, 0x312F),
+    (0x4E00, 0x9FFF),
+    (0xFF00, 0xFFEF),
+)
+
+
+def unicode_range() -> str:
+    """CJK_RANGES as a CSS unicode-range."""
+    return ", ".join(f"U+{low:04X}-{high:04X}" for low, high in CJK_RANGES)
+
+
 _lock = threading.Lock()  # Streamlit renders the Report page of each session in a thread
 _ready: ModuleType | None = None
 

@@ -26,7 +26,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from perfboard import db, errors, lake, queries
+from perfboard import db, errors, fonts, lake, queries
 from perfboard import provenance as prov
 from perfboard.links import safe_https
 from perfboard.markup import md_escape
@@ -41,6 +41,8 @@ from perfboard.result_cache import (
 )
 
 T = TypeVar("T")
+# What Streamlit serves at app/static/ (server.enableStaticServing): beside app.py.
+STATIC = Path(__file__).resolve().parent.parent / "static"
 
 # Every session's query results, newest per query, PERFBOARD_QUERY_CACHE_MB in all (see
 # result_cache): what one replica spends on them, next to its pages' working memory.
@@ -584,6 +586,27 @@ def open_links_in_new_tabs() -> None:
     dashboard's own: once per run of app.py, in the sidebar (it draws nothing)."""
     with st.sidebar:
         st.html(_NEW_TABS, unsafe_allow_javascript=True, width="content")
+
+
+def cjk_web_font() -> None:
+    """Chinese drawn in Noto Sans CJK SC wherever the browser's machine has no CJK font
+    (scripts/make_web_font.py says why): the subset font, served from static/, declared as
+    a face of Streamlit's own "Source Sans" (the pages' text and the data grids) and of
+    "Noto Sans CJK SC" (the first font the charts name) for CJK characters only. A
+    browser fetches it once, and only for a page that shows one of them. Nothing when the
+    font was not made (a checkout run without `make`): the browser's own fonts, as before.
+    Once per run of app.py; it draws nothing (style alone goes to Streamlit's event
+    container). Every weight: headings ask "Source Sans" for bold, and a face of weight 400
+    alone was passed over for Streamlit's own, which has no CJK glyph."""
+    if not (STATIC / fonts.WEB_FONT).is_file():
+        return
+    faces = "".join(
+        f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: 100 900;'
+        f' font-display: swap; src: url("app/static/{fonts.WEB_FONT}") format("opentype");'
+        f" unicode-range: {fonts.unicode_range()}; }}\n"
+        for family in ("Source Sans", "Noto Sans CJK SC")
+    )
+    st.html(f"<style>\n{faces}</style>")
 
 
 # The URL as the browser shows it is the view (to_url keeps it so): copied from the page

@@ -163,6 +163,26 @@ def test_overview_renders_its_sections(server: str, browser) -> None:
     page.close()
 
 
+def test_chinese_is_drawn_in_the_served_cjk_font(server: str, browser) -> None:
+    """On a machine with no CJK font (this one has none: Debian's fonts-noto-cjk is not
+    installed) 二期优化工作 in the picker, the heading and the grid is drawn with the font
+    the server serves (static/, made by `make`), loaded as a face of Streamlit's own
+    "Source Sans", not left to the system's fonts as boxes."""
+    from perfboard.fonts import WEB_FONT
+
+    assert (ROOT / "static" / WEB_FONT).is_file(), "make the font first: make test does"
+    page = rendered(browser, f"{server}/phases?phase=1", charts=1)
+    page.wait_for_function(
+        """() => [...document.fonts].some(face => face.family.replace(/"/g, '') ===
+                 'Source Sans' && face.unicodeRange.includes('U+4E00') &&
+                 face.status === 'loaded')""",
+        timeout=10_000,
+    )
+    assert page.evaluate("document.fonts.check('700 28px \"Source Sans\"', '二期优化工作')")
+    assert page.get_by_role("heading", name="二期优化工作: ms after each milestone").count() == 1
+    page.context.close()
+
+
 def test_trends_draws_the_qa_latencies_along_batch_size(server: str, browser) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     page.goto(f"{server}/trends?metric=latency&benchmark=ernie&x=batch_size")

@@ -321,3 +321,25 @@ def test_report_from_a_store_with_nothing_that_week(demo: Path) -> None:
     md = report.to_markdown(report.build(conn, date(2001, 1, 1)))
     conn.close()
     assert "Nothing measured in the four weeks" in md and "No PR was merged" in md
+
+
+def test_the_pages_cjk_font_holds_every_chinese_character_of_the_samples() -> None:
+    """scripts/make_web_font.py's GB2312 subset draws every CJK character the bundled
+    samples hold once NFKC-normalised as the ingest stores them (二期优化工作, 显存不足,
+    the QA table's 测试结果...), and nothing else of theirs is left to a missing glyph."""
+    import unicodedata
+
+    from fontTools.ttLib import TTFont
+
+    from perfboard.fonts import CJK_RANGES, WEB_FONT
+
+    path = ROOT / "static" / WEB_FONT
+    assert path.is_file(), "make the font first: make test does"
+    cmap = TTFont(str(path), lazy=True).getBestCmap()
+    text = "".join(
+        unicodedata.normalize("NFKC", p.read_text(encoding="utf-8", errors="replace"))
+        for p in (ROOT / "data" / "samples").glob("*.md")
+    )
+    cjk = {c for c in text if any(low <= ord(c) <= high for low, high in CJK_RANGES)}
+    assert {"二", "期", "优", "化", "显", "存", "不", "足"} <= cjk
+    assert sorted(c for c in cjk if ord(c) not in cmap) == []

@@ -600,10 +600,14 @@ def cjk_web_font() -> None:
     alone was passed over for Streamlit's own, which has no CJK glyph."""
     if not (STATIC / fonts.WEB_FONT).is_file():
         return
+    # The machine's own Noto Sans CJK SC first, where it has one: nothing to fetch.
+    source = (
+        'local("Noto Sans CJK SC"), local("NotoSansCJKsc-Regular"),'
+        f' url("app/static/{fonts.WEB_FONT}") format("opentype")'
+    )
     faces = "".join(
         f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: 100 900;'
-        f' font-display: swap; src: url("app/static/{fonts.WEB_FONT}") format("opentype");'
-        f" unicode-range: {fonts.unicode_range()}; }}\n"
+        f" font-display: swap; src: {source}; unicode-range: {fonts.unicode_range()}; }}\n"
         for family in ("Source Sans", "Noto Sans CJK SC")
     )
     st.html(f"<style>\n{faces}</style>")

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from perfboard import queries, report
-from perfboard.ui import page_data, query, to_url, url_state, view_title
+from perfboard.ui import page_data, query, to_url, url_state, view_title, with_cjk_font
 
 PAGE = "report"  # the scope of this page's pickers in the session
 EVERY = ""  # the Project picker's "every project"
@@ -90,4 +90,4 @@ st.caption(
 # The HTML holds no script and escapes every text it shows (report.to_html): that escaping
 # is the defence here. Streamlit's iframe allows scripts and the same origin, so it is a
 # frame apart from the page, not a sandbox.
-st.iframe(rendered.html, height=1400)
+st.iframe(with_cjk_font(rendered.html), height=1400)

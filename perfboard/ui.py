@@ -588,29 +588,48 @@ def open_links_in_new_tabs() -> None:
         st.html(_NEW_TABS, unsafe_allow_javascript=True, width="content")
 
 
-def cjk_web_font() -> None:
-    """Chinese drawn in Noto Sans CJK SC wherever the browser's machine has no CJK font
-    (scripts/make_web_font.py says why): the subset font, served from static/, declared as
-    a face of Streamlit's own "Source Sans" (the pages' text and the data grids) and of
-    "Noto Sans CJK SC" (the first font the charts name) for CJK characters only. A
-    browser fetches it once, and only for a page that shows one of them. Nothing when the
-    font was not made (a checkout run without `make`): the browser's own fonts, as before.
-    Once per run of app.py; it draws nothing (style alone goes to Streamlit's event
-    container). Every weight: headings ask "Source Sans" for bold, and a face of weight 400
-    alone was passed over for Streamlit's own, which has no CJK glyph."""
+def cjk_font_faces(families: Sequence[str] = ("Source Sans", "Noto Sans CJK SC")) -> str:
+    """The @font-face rules of the pages' CJK font (scripts/make_web_font.py says why) for
+    these families, CJK characters only; "" when the font was not made (a checkout run
+    without `make`: the browser's own fonts, as before). Every weight: headings ask
+    "Source Sans" for bold, and a face of weight 400 alone was passed over for Streamlit's
+    own, which has no CJK glyph."""
     if not (STATIC / fonts.WEB_FONT).is_file():
-        return
+        return ""
     # The machine's own Noto Sans CJK SC first, where it has one: nothing to fetch.
     source = (
         'local("Noto Sans CJK SC"), local("NotoSansCJKsc-Regular"),'
         f' url("app/static/{fonts.WEB_FONT}") format("opentype")'
     )
-    faces = "".join(
+    return "".join(
         f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: 100 900;'
         f" font-display: swap; src: {source}; unicode-range: {fonts.unicode_range()}; }}\n"
-        for family in ("Source Sans", "Noto Sans CJK SC")
+        for family in families
     )
-    st.html(f"<style>\n{faces}</style>")
+
+
+def cjk_web_font() -> None:
+    """Chinese drawn in Noto Sans CJK SC wherever the browser's machine has no CJK font: the
+    subset font, served from static/, as a face of Streamlit's own "Source Sans" (the
+    pages' text and the data grids) and of "Noto Sans CJK SC" (the first font the charts
+    name). A browser fetches it once, and only for a page that shows such a character.
+    Once per run of app.py; it draws nothing (style alone goes to Streamlit's event
+    container)."""
+    faces = cjk_font_faces()
+    if faces:
+        st.html(f"<style>\n{faces}</style>")
+
+
+def with_cjk_font(page: str) -> str:
+    """An HTML page of perfboard's own (the weekly report) to preview in the dashboard, with
+    the pages' CJK font for its text and for its SVG charts' labels (drawn as "sans-serif",
+    which no @font-face can name). The preview's own copy only: the report as downloaded
+    fetches nothing."""
+    faces = cjk_font_faces(("Noto Sans CJK SC",))
+    if not faces:
+        return page
+    style = f'<style>\n{faces}svg text {{ font-family: "Noto Sans CJK SC", sans-serif; }}\n</style>'
+    return page.replace("</head>", style + "</head>", 1)
 
 
 # The URL as the browser shows it is the view (to_url keeps it so): copied from the page

@@ -230,6 +230,14 @@ def test_the_weekly_report_page_previews_the_report(server: str, browser) -> Non
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
     # inline: the phase-2 steps and the headline series (the simulated nightly history)
     assert frame.locator("svg").count() == 2
+    # Its Chinese in the served CJK font (this machine has none), in the preview only.
+    frame.locator("body").evaluate(
+        """async () => {
+             await document.fonts.load('16px "Noto Sans CJK SC"', '二期优化工作');
+             const ours = [...document.fonts].filter(face =>
+               face.family.replace(/"/g, '') === 'Noto Sans CJK SC');
+             if (!ours.some(face => face.status === 'loaded')) throw 'not loaded'; }"""
+    )
     assert page.get_by_role("button", name="Download HTML").count() == 1
     # The Markdown to copy: drawn once the toggle asks for it (no highlighting before).
     code = page.locator('[data-testid="stCode"]')

@@ -620,16 +620,23 @@ def cjk_web_font() -> None:
         st.html(f"<style>\n{faces}</style>")
 
 
+def cjk_preview_style() -> str:
+    """The <style> with_cjk_font adds to a preview ("" without the font): the one fetch a
+    preview makes, the app's own font (tests/test_security.py takes it out, and only it,
+    before checking that the rest fetches nothing)."""
+    faces = cjk_font_faces(("Noto Sans CJK SC",))
+    if not faces:
+        return ""
+    return f'<style>\n{faces}svg text {{ font-family: "Noto Sans CJK SC", sans-serif; }}\n</style>'
+
+
 def with_cjk_font(page: str) -> str:
     """An HTML page of perfboard's own (the weekly report) to preview in the dashboard, with
     the pages' CJK font for its text and for its SVG charts' labels (drawn as "sans-serif",
     which no @font-face can name). The preview's own copy only: the report as downloaded
     fetches nothing."""
-    faces = cjk_font_faces(("Noto Sans CJK SC",))
-    if not faces:
-        return page
-    style = f'<style>\n{faces}svg text {{ font-family: "Noto Sans CJK SC", sans-serif; }}\n</style>'
-    return page.replace("</head>", style + "</head>", 1)
+    style = cjk_preview_style()
+    return page.replace("</head>", style + "</head>", 1) if style else page
 
 
 # The URL as the browser shows it is the view (to_url keeps it so): copied from the page

@@ -12,6 +12,7 @@ app.py runs before any page.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -180,7 +181,7 @@ def warm_report(path: Path | str) -> None:
     (imports, Altair's first charts, each drawing process's first chart). Not read again
     after an ingest: the report reads every table, and 0.6 s of the server's time per
     ingest is not worth one page's first open."""
-    from perfboard import queries, report
+    from perfboard import report
 
     try:
         weeks = _cached(queries.report_weeks, path, ())
@@ -588,7 +589,9 @@ def open_links_in_new_tabs() -> None:
         st.html(_NEW_TABS, unsafe_allow_javascript=True, width="content")
 
 
-def cjk_font_faces(families: Sequence[str] = ("Source Sans", "Noto Sans CJK SC")) -> str:
+@functools.cache  # once per process: app.py asks on every page run, and the file is
+# made before the server starts (make run)
+def cjk_font_faces(families: tuple[str, ...] = ("Source Sans", "Noto Sans CJK SC")) -> str:
     """The @font-face rules of the pages' CJK font (scripts/make_web_font.py says why) for
     these families, CJK characters only; "" when the font was not made (a checkout run
     without `make`: the browser's own fonts, as before). Every weight: headings ask

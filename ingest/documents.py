@@ -240,11 +240,13 @@ def chunk_text(
             markers = markers_of(text)
             if not markers & {"quote", "cr"}:
                 seen = gate.scan(raw)  # the bytes are the text: offsets agree
+                markers |= seen.markers
                 doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, line_index)
                 return doc, seen.present
             text = normalise(text)
             seen = gate.scan(text)  # ASCII stays ASCII: offsets are the text's
-            doc = DocText(text, meta, first_line, "utf-8", markers_of(text), seen.hits)
+            markers = markers_of(text) | seen.markers
+            doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits)
             return doc, seen.present
     text, encoding = decode(bytes(raw), codec)
     # normalise's steps, its two searches for line ends and quote markers answered by the
@@ -257,6 +259,7 @@ def chunk_text(
         markers = markers_of(text)
     seen = gate.scan(text)
     hits = seen.hits if text.isascii() else None  # byte offsets are not str offsets
+    markers |= seen.markers
     return DocText(text, meta, first_line, encoding, markers, hits), seen.present
 
 

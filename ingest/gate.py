@@ -38,6 +38,12 @@ def markers_of(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# Words the gate looks for on behalf of the reader, not of a parser: a GitHub comment's
+# header ("Xreki commented on Feb 4, 2020", "Xreki · comment · 2020-02-04"), whose date
+# dates the lines below it (ingest.runs.Contexts). As the "comment" marker: a search of
+# a 4 MiB chunk for "commented" costs 1.6 ms, a fifth of what a sparse log's chunk costs.
+MARKER_ANCHORS: dict[str, tuple[str, ...]] = {"comment": ("commented", "·")}
+
 # Below this size (bytes or characters) a text is scanned with plain searches until the
 # database is built: the same answer (the fallback without hyperscan), no compile.
 SMALL_TEXT = 2**16
@@ -47,6 +53,7 @@ SMALL_TEXT = 2**16
 class GateResult:
     present: set[str]  # parsers with an anchor in the text
     hits: dict[str, list[int]] = field(default_factory=dict)  # positional parsers' anchors
+    markers: frozenset[str] = frozenset()  # of MARKER_ANCHORS, those whose words occur
 
 
 class AnchorGate:
@@ -55,7 +62,8 @@ class AnchorGate:
     def __init__(
         self, anchors: Mapping[str, tuple[str, ...]], positional: frozenset[str] = frozenset()
     ) -> None:
-        self._pairs = [(name, anchor) for name, group in anchors.items() for anchor in group]
+        groups = {**anchors, **MARKER_ANCHORS}
+        self._pairs = [(name, anchor) for name, group in groups.items() for anchor in group]
         self._positional = positional
         self._database = None
         self._compiled = False
@@ -107,7 +115,7 @@ class AnchorGate:
         self._database.scan(data, match_event_handler=on_match)
         for group in hits.values():
             group.sort()
-        return GateResult({pairs[i][0] for i in found}, hits)
+        return _result({pairs[i][0] for i in found}, hits)
 
     def _scan_text(self, text: str) -> GateResult:
         present = {name for name, anchor in self._pairs if anchor in text}
@@ -120,4 +128,9 @@ class AnchorGate:
                     positions.append(pos)
                     pos = text.find(anchor, pos + 1)
             hits[name] = sorted(positions)
-        return GateResult(present, hits)
+        return _result(present, hits)
+
+
+def _result(names: set[str], hits: dict[str, list[int]]) -> GateResult:
+    markers = frozenset(names.intersection(MARKER_ANCHORS))
+    return GateResult(names - markers, hits, markers)

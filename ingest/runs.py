@@ -160,14 +160,16 @@ class Contexts:
         if markers is None:
             has_heading = text.startswith("#") or "\n#" in text
             has_fence = "```" in text or "~~~" in text
-        else:  # the reader already looked (ingest.gate.markers_of)
+            # "·" alone first: one memchr, where " · " is a slow search of a 4 MiB chunk.
+            has_comment = "commented" in text or ("·" in text and " · " in text)
+        else:  # the reader already looked (ingest.gate: markers_of, MARKER_ANCHORS)
             has_heading, has_fence = "heading" in markers, "fence" in markers
+            has_comment = "comment" in markers
         if has_heading:
             for m in _HEADING.finditer(text):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
         dates: dict[int, datetime] = {}  # heading line -> its comment's date
-        # "·" alone first: one memchr, where " · " is a slow search of a 4 MiB chunk.
-        if "commented" in text or ("·" in text and " · " in text):
+        if has_comment:
             for m in _COMMENT_HEADER.finditer(text):
                 date = _comment_date(m)
                 if date is not None:

@@ -235,7 +235,8 @@ class DocText:
     """The normalised text of a document (or of one chunk of a large one) and its context.
 
     ``markers``: the markdown structure the reader saw in the text ("heading", "fence",
-    "quote", "cr"; ingest.gate.markers_of), or None when it did not look (then whoever
+    "quote", "cr"; ingest.gate.markers_of) and the words its gate saw ("comment": a
+    comment's header; gate.MARKER_ANCHORS), or None when it did not look (then whoever
     needs to know looks). ``hits``: where the
     anchors of each parser that wants them occur (offsets into text), when the gate
     scanned this very text; parsers then skip their own scan.

@@ -35,3 +35,29 @@ def test_variant_labels_and_comment_dates_of_a_pasted_thread(name: str, tmp_path
         (qat_int8, 49.1309, datetime(2019, 11, 21)),
         ('{"precision":"fp32"}', 54.6457, datetime(2019, 11, 22)),
     ]
+
+
+def test_comment_dates_of_a_thread_inside_a_log_read_through_the_compiled_gate(
+    tmp_path: Path,
+) -> None:
+    # Past 64 KiB the gate is hyperscan's, and it, not a search of its own, tells the
+    # reader that a comment's header is there (ingest.gate.MARKER_ANCHORS).
+    noise = "".join(
+        f"I0719 10:14:50.{i:06d} 70931 operator.cc:169] Op(fc_{i})\n" for i in range(3000)
+    )
+    assert len(noise) > 2**16 and "commented" not in noise and "·" not in noise
+    thread = (THREAD / "benchmark-275_ernie-int8-cpu-thread.md").read_text(encoding="utf-8")
+    log = tmp_path / "session.log"
+    log.write_text(noise + "\n" + thread, encoding="utf-8")
+    store = tmp_path / "log.duckdb"
+    assert ingest("auto", str(log), "--db", str(store), "--no-detect") == 0
+    conn = duckdb.connect(str(store), read_only=True)
+    stored = conn.execute(
+        "SELECT m.value, m.measured_at FROM measurements m ORDER BY m.line"
+    ).fetchall()
+    conn.close()
+    assert stored == [
+        (92.2313, datetime(2019, 11, 21)),
+        (49.1309, datetime(2019, 11, 21)),
+        (54.6457, datetime(2019, 11, 22)),
+    ]

@@ -266,7 +266,7 @@ def test_chunk_text_normalises_as_normalise_did():
             doc = _chunk(body)
             expected = normalise(decode(body.encode("utf-8"), "utf-8")[0])
             assert doc.text == expected, variant
-            assert doc.markers == markers_of(expected), variant
+            assert doc.markers - {"comment"} == markers_of(expected), variant
 
 
 def test_chunk_text_with_a_quote_marker_that_nfkc_makes():

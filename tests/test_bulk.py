@@ -62,12 +62,31 @@ def chunk_doc(text: str, created: datetime | None) -> DocText:
     return DocText(text, meta, 1, "utf-8", frozenset(), hits, LineIndex(raw))
 
 
+def a_noise_line(rng: random.Random) -> str:
+    """A line among tester lines: glog noise full of spaces, colons, "]" and "p", some of it
+    naming latency in a shape the fast path does not take."""
+    glog = f"I0719 10:14:50.{rng.randrange(10**6):06d} 70931 operator.cc:169] "
+    return glog + rng.choice(
+        [
+            "CUDAPlace(0) Op(elementwise_add), inputs:{X[fc_0.tmp_1:float[1, 128, 768]({})]}",
+            "[ RUN      ] AnalyzerErnieTest.profile: p99 p50 sample ]",
+            "average latency: unknown (skipped: no samples)",
+            "Run 5 samples, average latency: n/a ms per sample.",
+        ]
+    )
+
+
 @pytest.mark.parametrize("created", [None, datetime(2020, 1, 15), datetime(2019, 12, 3)])
+@pytest.mark.parametrize("noise", [0, 3], ids=["dense", "among-noise"])
 def test_a_block_holds_exactly_the_measurements_the_line_path_builds(
-    created: datetime | None,
+    created: datetime | None, noise: int
 ) -> None:
     rng = random.Random(5)
-    text = "\n".join(a_tester_line(rng) for _ in range(6000)) + "\n"
+    lines = []
+    for _ in range(6000):
+        lines.append(a_tester_line(rng))
+        lines += [a_noise_line(rng) for _ in range(rng.randrange(noise + 1))]
+    text = "\n".join(lines) + ("\n" if rng.random() < 0.5 or not noise else "")
     doc = chunk_doc(text, created)
     items = list(latency.parse(doc))
     blocks = [item for item in items if isinstance(item, MeasurementBlock)]

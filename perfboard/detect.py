@@ -891,13 +891,7 @@ def _seeded_intervals(
         count = 2 * math.ceil((1.0 / _SEED_DECAY) ** layer) - 1
         starts = _unique_sorted(np.round(np.linspace(0, n - length, count)).astype(np.int64))
         offsets = np.arange(ms, length - ms + 1)
-        taus = starts[:, None] + offsets[None, :]
-        left = (py[taus] - py[starts][:, None]) / offsets
-        right = (py[starts + length][:, None] - py[taus]) / (length - offsets)
-        weight = np.sqrt(offsets * (length - offsets) / length) / fit.sigma
-        z = np.abs(left - right) * weight
-        best = np.argmax(z, axis=1)
-        best_z = z[np.arange(starts.size), best]
+        best, best_z = _best_splits(py, starts, length, offsets, fit.sigma)
         keep = best_z > rules.lam
         if keep.any():
             s = starts[keep]
@@ -908,6 +902,46 @@ def _seeded_intervals(
         return empty, empty, empty, np.empty(0)
     starts, ends, taus, zs = (np.concatenate(part) for part in zip(*found, strict=True))
     return starts, ends, taus, zs
+
+
+# Elements of a block of seeded intervals worked on at once (_best_splits): 2 MiB a
+# float array, which stays in a core's cache through the block's half-dozen passes.
+_SPLIT_BLOCK = 1 << 18
+
+
+def _best_splits(
+    py: np.ndarray, starts: np.ndarray, length: int, offsets: np.ndarray, sigma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each interval [start, start + length): the offset of its best split among
+    `offsets`, and that split's z (the difference of the means on either side, in
+    standard errors).
+
+    A block of intervals at a time, the prefix sums at each split read once (a copy of
+    a window of py per interval) and every step done in place: the same arithmetic, in
+    the same order, as one array per step over all of them (which, for 918,349 points,
+    held 36 n elements in temporaries of 15 MB each, 0.55 s of the series' detection).
+    """
+    width = offsets.size
+    tail = length - offsets
+    weight = np.sqrt(offsets * tail / length) / sigma
+    windows = np.lib.stride_tricks.sliding_window_view(py, width)  # row i: py[i:i+width]
+    best = np.empty(starts.size, np.int64)
+    best_z = np.empty(starts.size)
+    rows = max(1, _SPLIT_BLOCK // width)
+    for first in range(0, starts.size, rows):
+        block = starts[first : first + rows]
+        at_splits = windows[block + offsets[0]]  # py[start + offset], a row each
+        left = at_splits - py[block][:, None]
+        left /= offsets
+        right = np.subtract(py[block + length][:, None], at_splits, out=at_splits)
+        right /= tail
+        left -= right
+        np.abs(left, out=left)
+        left *= weight
+        found = np.argmax(left, axis=1)
+        best[first : first + block.size] = found
+        best_z[first : first + block.size] = left[np.arange(block.size), found]
+    return best, best_z
 
 
 def _seeded_bs(fit: _Series, rules: _Rules) -> list[int]:

@@ -169,7 +169,6 @@ def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
     if not len(rows):
         return None, orphans
     found = found[found > first]
-    passes = texts.filter(pa.array(is_pass))
     pass_starts = starts[rows]
     buf = np.frombuffer(data, np.uint8)
     ir = buf[pass_starts + _RUNNING] == ord("I")
@@ -198,9 +197,12 @@ def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
     np.add.at(totals, owner, counts)
     if len(totals) and totals.max() > _MOST_SUBGRAPHS:
         return None
-    raw = passes.to_pylist()
-    for row, line in zip(owner.tolist(), detected.to_pylist(), strict=True):
-        raw[row] += "\n" + line
+    # A pass's raw text: its line, then the "detected" lines it owns, each on its own
+    # line; they lie between it and the next pass, so in line order they follow it.
+    merged = np.sort(np.concatenate([rows, found]))
+    offsets = np.append(merged.searchsorted(rows), merged.size).astype(np.int32)
+    owned = pa.ListArray.from_arrays(pa.array(offsets), lines.take(pa.array(merged)))
+    raw = pc.binary_join(owned, pa.scalar("\n", pa.large_string()))
     table = pa.table(
         {
             "run": pa.array(np.zeros(len(rows), np.int32)),
@@ -209,7 +211,7 @@ def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
             "order": pa.array(order, pa.int32()),
             "subgraphs": pa.array(totals, pa.int32(), mask=subgraphs == 0),
             "line": pa.array(rows + doc.first_line),
-            "raw": pa.array(raw, pa.string()),
+            "raw": raw.cast(pa.string()),
         }
     )
     return PassBlock(table), orphans

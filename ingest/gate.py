@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 try:
     import hyperscan
 except ImportError:  # pragma: no cover - the pinned requirements install it
@@ -34,6 +36,38 @@ def markers_of(text: str) -> frozenset[str]:
     if ">" in text and (text.startswith((">", " >")) or "\n>" in text or "\n >" in text):
         found.add("quote")
     if "\r" in text:
+        found.add("cr")
+    return frozenset(found)
+
+
+def line_markers(text: str | bytes, buf: np.ndarray, newlines: np.ndarray) -> frozenset[str]:
+    """markers_of(text), where `buf` is the text's UTF-8 bytes (uint8) and `newlines` the
+    offsets of its "\n" bytes; `text` is that str, if it is ASCII, or those bytes.
+
+    The lines' first bytes are looked at in one gather. markers_of searches "\n#",
+    "\n>" and "\n >" once a text holds a "#" or a ">" anywhere ("->" will do), and each
+    such search stops at every line: 3-4 ms each of a 4 MiB chunk. (The same answer: a
+    byte of a character beyond ASCII is beyond ASCII too.)
+    """
+    found = set()
+    if not buf.size:
+        return frozenset(found)
+    starts = np.concatenate(([0], newlines[newlines + 1 < buf.size] + 1))
+    first = buf[starts]
+    if (first == ord("#")).any():
+        found.add("heading")
+    if isinstance(text, bytes):
+        fenced = b"```" in text or b"~~~" in text
+        cr = b"\r" in text
+    else:
+        fenced = ("`" in text and "```" in text) or ("~" in text and "~~~" in text)
+        cr = "\r" in text
+    if fenced:
+        found.add("fence")
+    spaced = starts[(first == ord(" ")) & (starts + 1 < buf.size)]
+    if (first == ord(">")).any() or (buf[spaced + 1] == ord(">")).any():
+        found.add("quote")
+    if cr:
         found.add("cr")
     return frozenset(found)
 

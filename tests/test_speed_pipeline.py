@@ -15,11 +15,12 @@ import unicodedata
 from operator import attrgetter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 import ingest.parsers
-from ingest import bulk, documents, runs, save
+from ingest import bulk, documents, gate, runs, save
 from ingest.gate import markers_of
 from ingest.parsers import scan
 from ingest.text import DocText, decode, nfkc, normalise
@@ -267,6 +268,23 @@ def test_chunk_text_normalises_as_normalise_did():
             expected = normalise(decode(body.encode("utf-8"), "utf-8")[0])
             assert doc.text == expected, variant
             assert doc.markers - {"comment"} == markers_of(expected), variant
+
+
+def test_line_markers_answer_as_markers_of_did():
+    # chunk_text asks line_markers (the lines' first bytes by numpy) what it asked
+    # markers_of (searches for "\n#", "\n>", "\n >"): of the str when ASCII, else of
+    # the UTF-8 bytes.
+    edges = ["", "#", "# x", " >", ">", "a->b\n", "x\n#", "x\n >", "x\n  >", "x #\n", "``", "~~~"]
+    edges += ["a\rb", "x\n", "\n\n>", "x\n ", "é\n> y", "é #", "＞ x\n＃ y"]
+    texts = [*edges, *(v for t in _texts()[:12] for v in _variants(t).values()), _modern_log(2)]
+    for text in texts:
+        expected = markers_of(text)
+        raw = text.encode("utf-8")
+        buf = np.frombuffer(raw, np.uint8)
+        newlines = np.flatnonzero(buf == ord("\n"))
+        assert gate.line_markers(raw, buf, newlines) == expected, repr(text[:60])
+        if text.isascii():
+            assert gate.line_markers(text, buf, newlines) == expected, repr(text[:60])
 
 
 def test_chunk_text_with_a_quote_marker_that_nfkc_makes():

@@ -12,7 +12,7 @@ from perfboard import alert_issue, alerts, charts, queries, settings
 from perfboard.errors import StoreError, UsageError
 from perfboard.github_api import GitHubError
 from perfboard.links import pr_links, safe_https
-from perfboard.markup import md_escape
+from perfboard.markup import md_escape, short_version
 from perfboard.queries.labels import MISSING
 from perfboard.ui import (
     StoreMissing,
@@ -224,7 +224,8 @@ st.page_link("pages/alerts.py", label="All alerts", icon=":material/arrow_back:"
 shape = "Gradual " + alert.kind if alert.drifts == alert.series else alert.kind.capitalize()
 st.subheader(
     f"{shape} in {md_escape(alert.project)}: "
-    f"{md_escape(alert.before_version or '?')} → {md_escape(alert.after_version or '?')}"
+    f"{md_escape(short_version(alert.before_version))}"
+    f" → {md_escape(short_version(alert.after_version))}"
 )
 cols = st.columns(4)
 cols[0].metric("Largest change", f"{alert.largest_pct:+.1f}%")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from perfboard import alerts, explain, profiles, queries
 from perfboard.links import pr_links
-from perfboard.markup import md_escape
+from perfboard.markup import md_escape, short_version
 from perfboard.profile_views import diff_view, run_view
 from perfboard.queries.labels import MISSING, unique_labels
 from perfboard.ui import (
@@ -59,7 +59,7 @@ if mode == "an alert":
     keys = list(ordered.alert_key)
     labels = {
         a.alert_key: f"{a.kind} {a.largest_pct:+.1f}% · {a.project} · "
-        f"{a.before_version or '?'} → {a.after_version or '?'}"
+        f"{short_version(a.before_version)} → {short_version(a.after_version)}"
         for a in found.itertuples()
     }
     key = st.selectbox(
@@ -131,7 +131,8 @@ cols[0].metric("Before", f"{before_value:.4g} {unit}", help=md_escape(before_ver
 cols[1].metric("After", f"{after_value:.4g} {unit}", help=md_escape(after_version or ""))
 cols[2].metric("Change", f"{change:+.1f}%" if not math.isnan(change) else "–")
 st.caption(
-    f"{md_escape(what)}: {md_escape(before_version or '?')} → {md_escape(after_version or '?')}"
+    f"{md_escape(what)}: {md_escape(short_version(before_version))}"
+    f" → {md_escape(short_version(after_version))}"
 )
 
 # -- the evidence ----------------------------------------------------------------------------

@@ -52,3 +52,12 @@ def gfm_escape(text: object) -> str:
         return escaped
     at = start.end() - 1 if escaped[0].isdigit() else 0
     return escaped[:at] + "\\" + escaped[at:]
+
+
+def short_version(version: object) -> str:
+    """A version as a person reads it: a commit hash cut to 10 characters (as the charts
+    show it), anything else as it is, "?" when there is none."""
+    if not isinstance(version, str) or not version:
+        return "?"
+    is_hash = len(version) >= 12 and all(c in "0123456789abcdef" for c in version.lower())
+    return version[:10] if is_hash else version

@@ -38,7 +38,7 @@ import duckdb
 
 from perfboard import db, settings
 from perfboard.links import pr_url
-from perfboard.markup import gfm_escape
+from perfboard.markup import gfm_escape, short_version
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
@@ -136,15 +136,6 @@ class Summary:
             f" ({_day(self.before_at)}) and {short_version(self.after_version)}"
             f" ({_day(self.after_at)}); confidence {self.confidence:.3f}"
         )
-
-
-def short_version(version: str | None) -> str:
-    """A commit hash cut to 10 characters (as the charts show it); anything else as is."""
-    if not version:
-        return "?"
-    text = str(version)
-    is_hash = len(text) >= 12 and all(c in "0123456789abcdef" for c in text.lower())
-    return text[:10] if is_hash else text
 
 
 def _day(moment: datetime | None) -> str:

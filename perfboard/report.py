@@ -33,7 +33,7 @@ from altair.utils.data import to_values
 
 from perfboard import charts, drawing, queries
 from perfboard.links import pr_link, pr_url, safe_https
-from perfboard.markup import gfm_escape
+from perfboard.markup import gfm_escape, short_version
 from perfboard.wording import ratio_words
 
 CHART_WIDTH = 640  # px: fits a GitHub comment, a mail and an A4 page
@@ -325,7 +325,7 @@ def _alerts(conn, start, end, project) -> Section:  # type: ignore[no-untyped-de
             a.largest_series,
             _pct(a.largest_pct),
             Own(str(int(a.series))),
-            f"{a.before_version or '?'} → {a.after_version or '?'}",
+            f"{short_version(a.before_version)} → {short_version(a.after_version)}",
             Own(f"{a.confidence:.3f}"),
             a.status + (f": {a.note}" if isinstance(a.note, str) and a.note else ""),
         ]

@@ -97,6 +97,17 @@ def test_a_block_holds_exactly_the_measurements_the_line_path_builds(
     assert read == line_by_line
 
 
+def test_a_chunk_of_latency_lines_none_of_them_tester_lines_reads_as_the_line_path() -> None:
+    # More hits than BULK_MIN, and not one line the fast path takes: no block, the same
+    # records (problems, helper lines) as the line path.
+    rng = random.Random(11)
+    text = "\n".join(a_noise_line(rng) for _ in range(3 * latency.BULK_MIN)) + "\n"
+    doc = chunk_doc(text, None)
+    items = list(latency.parse(doc))
+    assert not any(isinstance(item, MeasurementBlock) for item in items)
+    assert items == list(latency.parse(DocText(text, doc.meta)))
+
+
 def a_pass_log_line(rng: random.Random) -> str:
     """A line of a predictor's optimisation log: passes, "detected" lines, glog noise."""
     glog = f"I0718 10:11:44.{rng.randrange(10**6):06d} 2153053 fuse_pass_base.cc:59] "

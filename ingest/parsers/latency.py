@@ -248,7 +248,9 @@ def _bulk(
     # inside a line whose shape RE2 has checked, and finds what that shape puts there.
     well_formed = lines.filter(pa.array(ok))
     data = well_formed.buffers()[2].to_pybytes() if len(well_formed) else b""
-    bounds = np.frombuffer(well_formed.buffers()[1], np.int64)[: len(well_formed) + 1]
+    first_row = well_formed.offset  # 0 for a new array; a view's rows start further on
+    offsets = np.frombuffer(well_formed.buffers()[1], np.int64)
+    bounds = offsets[first_row : first_row + len(well_formed) + 1]
     size = len(data)
     buf = np.frombuffer(data, np.uint8)
     s = bounds[:-1]

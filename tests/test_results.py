@@ -150,13 +150,15 @@ def test_bad_records_are_errors_with_their_line_and_the_rest_is_kept(
     assert status == ("partial", 6)
 
 
-def test_blank_lines_keep_line_numbers_exact(tmp_path: Path, db_path: Path) -> None:
+@pytest.mark.parametrize("blanks", [1, 2, 3])
+def test_blank_lines_keep_line_numbers_exact(tmp_path: Path, db_path: Path, blanks: int) -> None:
     path = tmp_path / "gaps.jsonl"
-    lines = [json.dumps(RECORD), "", "", json.dumps({**RECORD, "value": -1.0, "status": "bogus"})]
+    bogus = json.dumps({**RECORD, "value": -1.0, "status": "bogus"})
+    lines = [json.dumps(RECORD), *[""] * blanks, bogus]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     ingest("results", str(path))
     conn = duckdb.connect(str(db_path), read_only=True)
-    assert conn.execute("SELECT line FROM ingest_errors").fetchall() == [(4,)]
+    assert conn.execute("SELECT line FROM ingest_errors").fetchall() == [(2 + blanks,)]
     assert conn.execute("SELECT line FROM measurements").fetchall() == [(1,)]
 
 

@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import xxhash
 
 from ingest import bounds, bulk
 from ingest.columns import EventBlock, MeasurementBlock, PassBlock
-from ingest.gate import line_markers, markers_of
+from ingest.gate import line_markers
 from ingest.registry import GENERIC, KINDS, RESULTS_KIND, gate_for, parse_fn
 from ingest.runs import Contexts, Run, assemble
 from ingest.save import (
@@ -108,11 +107,6 @@ def text_hash(text: str) -> str:
     """The content hash read_text gives a text (one chunk)."""
     digest = xxhash.xxh3_128_digest(text.encode("utf-8"))
     return HASH_PREFIX + xxhash.xxh3_128_hexdigest(digest)
-
-
-def _markers_of_bytes(encoded: bytes) -> frozenset[str]:
-    buf = np.frombuffer(encoded, np.uint8)
-    return line_markers(encoded, buf, np.flatnonzero(buf == ord("\n")))
 
 
 def parse_text(doc: DocText, kind: str, present: set[str] | None = None) -> Found:
@@ -243,9 +237,8 @@ def chunk_text(
         except UnicodeDecodeError:
             pass
         else:
-            buf = np.frombuffer(raw, np.uint8)
-            newlines = line_index.positions if line_index is not None else np.flatnonzero(buf == 10)
-            markers = line_markers(text, buf, newlines)
+            newlines = line_index.positions if line_index is not None else None
+            markers = line_markers(text, raw, newlines)
             if not markers & {"quote", "cr"}:
                 seen = gate.scan(raw)  # the bytes are the text: offsets agree
                 markers |= seen.markers
@@ -253,7 +246,7 @@ def chunk_text(
                 return doc, seen.present
             text = normalise(text)
             seen = gate.scan(text)  # ASCII stays ASCII: offsets are the text's
-            markers = markers_of(text) | seen.markers
+            markers = line_markers(text, text.encode("ascii")) | seen.markers
             doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits)
             return doc, seen.present
     text, encoding = decode(bytes(raw), codec)
@@ -262,11 +255,11 @@ def chunk_text(
     # as the markers must be the normalised text's (it makes ">" of "＞").
     text = nfkc(text)
     encoded = text.encode("utf-8", "surrogatepass")  # what the markers and the gate read
-    markers = _markers_of_bytes(encoded)
+    markers = line_markers(encoded)
     if markers & {"quote", "cr"}:
         text = normalise(text)  # NFKC again changes nothing
         encoded = text.encode("utf-8", "surrogatepass")
-        markers = _markers_of_bytes(encoded)
+        markers = line_markers(encoded)
     seen = gate.scan(encoded)
     hits = seen.hits if text.isascii() else None  # byte offsets are not str offsets
     markers |= seen.markers

@@ -22,54 +22,46 @@ except ImportError:  # pragma: no cover - the pinned requirements install it
     hyperscan = None
 
 
-def markers_of(text: str) -> frozenset[str]:
+def line_markers(
+    text: str | bytes, data: bytes | memoryview | None = None, newlines: np.ndarray | None = None
+) -> frozenset[str]:
     """The markdown structure of a text: headings, fences, quote markers, carriage returns.
 
-    Each test starts with a one-character search (memchr, about 20 GB/s) that fails at once
-    on a plain log; in hyperscan these short, newline-led patterns halved its speed.
+    `text`: the text as a str if it is ASCII, else as its UTF-8 bytes; `data`: those bytes
+    (`text` itself when it is bytes); `newlines`: the offsets of their "\n" bytes, when
+    known. The bytes answer as the characters do (a byte of a character beyond ASCII is
+    beyond ASCII too). A line's first bytes are looked at in one numpy gather: searches
+    for "\n#", "\n>" or "\n >" stop at every line of a chunk that holds a "#" or a ">"
+    anywhere ("->" will do), 3-4 ms each of 4 MiB. Fences and "\r" are one-character
+    searches first (memchr), which fail at once on a plain log.
     """
-    found = set()
-    if "#" in text and (text.startswith("#") or "\n#" in text):
-        found.add("heading")
-    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):
-        found.add("fence")
-    if ">" in text and (text.startswith((">", " >")) or "\n>" in text or "\n >" in text):
-        found.add("quote")
-    if "\r" in text:
-        found.add("cr")
-    return frozenset(found)
-
-
-def line_markers(text: str | bytes, buf: np.ndarray, newlines: np.ndarray) -> frozenset[str]:
-    """markers_of(text), where `buf` is the text's UTF-8 bytes (uint8) and `newlines` the
-    offsets of its "\n" bytes; `text` is that str, if it is ASCII, or those bytes.
-
-    The lines' first bytes are looked at in one gather. markers_of searches "\n#",
-    "\n>" and "\n >" once a text holds a "#" or a ">" anywhere ("->" will do), and each
-    such search stops at every line: 3-4 ms each of a 4 MiB chunk. (The same answer: a
-    byte of a character beyond ASCII is beyond ASCII too.)
-    """
+    buf = np.frombuffer(text if data is None else data, np.uint8)
     found = set()
     if not buf.size:
         return frozenset(found)
+    if newlines is None:
+        newlines = np.flatnonzero(buf == ord("\n"))
     starts = np.concatenate(([0], newlines[newlines + 1 < buf.size] + 1))
     first = buf[starts]
     if (first == ord("#")).any():
         found.add("heading")
-    if isinstance(text, bytes):
-        fenced = b"```" in text or b"~~~" in text
-        cr = b"\r" in text
-    else:
-        fenced = ("`" in text and "```" in text) or ("~" in text and "~~~" in text)
-        cr = "\r" in text
-    if fenced:
+    tick, tilde, cr = ("`", "~", "\r") if isinstance(text, str) else (b"`", b"~", b"\r")
+    if (tick in text and tick * 3 in text) or (tilde in text and tilde * 3 in text):
         found.add("fence")
     spaced = starts[(first == ord(" ")) & (starts + 1 < buf.size)]
     if (first == ord(">")).any() or (buf[spaced + 1] == ord(">")).any():
         found.add("quote")
-    if cr:
+    if cr in text:
         found.add("cr")
     return frozenset(found)
+
+
+def markers_of(text: str) -> frozenset[str]:
+    """The markers of a text no gate has scanned (a DocText made without them): its
+    structure (line_markers) and the words of MARKER_ANCHORS it holds."""
+    found = line_markers(text.encode("utf-8", "surrogatepass"))
+    words = {name for name, group in MARKER_ANCHORS.items() if any(w in text for w in group)}
+    return found | words
 
 
 # Words the gate looks for on behalf of the reader, not of a parser: a GitHub comment's

@@ -35,6 +35,7 @@ from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
 
+from ingest.gate import markers_of
 from ingest.text import DocText
 from perfboard.model import Found, Measurement, ParamValue
 
@@ -156,20 +157,14 @@ class Contexts:
         text = doc.text
         self._headings: list[tuple[int, str]] = []
         self._fences: list[tuple[int, int, str]] = []  # (open line, close line, caption)
-        markers = doc.markers
-        if markers is None:
-            has_heading = text.startswith("#") or "\n#" in text
-            has_fence = "```" in text or "~~~" in text
-            # "·" alone first: one memchr, where " · " is a slow search of a 4 MiB chunk.
-            has_comment = "commented" in text or ("·" in text and " · " in text)
-        else:  # the reader already looked (ingest.gate: markers_of, MARKER_ANCHORS)
-            has_heading, has_fence = "heading" in markers, "fence" in markers
-            has_comment = "comment" in markers
-        if has_heading:
+        # What the reader saw (ingest.gate: line_markers, the gate's MARKER_ANCHORS), else
+        # looked for now.
+        markers = doc.markers if doc.markers is not None else markers_of(text)
+        if "heading" in markers:
             for m in _HEADING.finditer(text):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
         dates: dict[int, datetime] = {}  # heading line -> its comment's date
-        if has_comment:
+        if "comment" in markers:
             for m in _COMMENT_HEADER.finditer(text):
                 date = _comment_date(m)
                 if date is not None:
@@ -183,7 +178,7 @@ class Contexts:
         self._dates: list[datetime | None] = []
         for line in self._heading_lines:
             self._dates.append(dates.get(line, self._dates[-1] if self._dates else None))
-        if has_fence:
+        if "fence" in markers:
             self._find_fences(doc)
         self._fence_opens = [open_line for open_line, _, _ in self._fences]
         # The lines where the context changes (a heading; the line after a fence opens;

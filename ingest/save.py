@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
@@ -825,16 +825,21 @@ def write_profile(
             if table is not None and table.num_rows:
                 n = table.num_rows
                 table = table.add_column(0, "source_id", pa.array([source_id] * n, pa.int64()))
-                if any_order:
-                    conn.execute("SET preserve_insertion_order = false")
-                try:
+                with _in_any_order(conn) if any_order else nullcontext():
                     _append(conn, table_name, table)
-                finally:
-                    # After a failed insert the transaction is aborted and says so again:
-                    # the store's error is the one to report (the command ends with it).
-                    with suppress(duckdb.Error):
-                        if any_order:
-                            conn.execute("RESET preserve_insertion_order")
+
+
+@contextmanager
+def _in_any_order(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Inserts that DuckDB may store in any order (write_profile says which, and why)."""
+    conn.execute("SET preserve_insertion_order = false")
+    try:
+        yield
+    finally:
+        # After a failed insert the transaction is aborted and says so again: the store's
+        # error is the one to report (the command ends with it).
+        with suppress(duckdb.Error):
+            conn.execute("RESET preserve_insertion_order")
 
 
 def write_claims(conn: duckdb.DuckDBPyConnection, source_id: int, found: Found) -> None:

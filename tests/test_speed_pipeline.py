@@ -21,7 +21,6 @@ import pytest
 
 import ingest.parsers
 from ingest import bulk, documents, gate, runs, save
-from ingest.gate import markers_of
 from ingest.parsers import scan
 from ingest.text import DocText, decode, nfkc, normalise
 from perfboard.model import DocMeta, Found, Measurement, ProfileEvent
@@ -267,24 +266,40 @@ def test_chunk_text_normalises_as_normalise_did():
             doc = _chunk(body)
             expected = normalise(decode(body.encode("utf-8"), "utf-8")[0])
             assert doc.text == expected, variant
-            assert doc.markers - {"comment"} == markers_of(expected), variant
+            assert doc.markers == gate.markers_of(expected), variant
 
 
-def test_line_markers_answer_as_markers_of_did():
-    # chunk_text asks line_markers (the lines' first bytes by numpy) what it asked
-    # markers_of (searches for "\n#", "\n>", "\n >"): of the str when ASCII, else of
-    # the UTF-8 bytes.
+def _searched_markers(text: str) -> frozenset[str]:
+    """The markers as chunk_text found them by searching the str, before line_markers."""
+    found = set()
+    if "#" in text and (text.startswith("#") or "\n#" in text):
+        found.add("heading")
+    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):
+        found.add("fence")
+    if ">" in text and (text.startswith((">", " >")) or "\n>" in text or "\n >" in text):
+        found.add("quote")
+    if "\r" in text:
+        found.add("cr")
+    return frozenset(found)
+
+
+def test_line_markers_answer_as_the_searches_did():
+    # chunk_text asks line_markers (the lines' first bytes by numpy) what it asked of the
+    # str by searches ("\n#", "\n>", "\n >"): of the str when ASCII, else of the UTF-8
+    # bytes.
     edges = ["", "#", "# x", " >", ">", "a->b\n", "x\n#", "x\n >", "x\n  >", "x #\n", "``", "~~~"]
     edges += ["a\rb", "x\n", "\n\n>", "x\n ", "é\n> y", "é #", "＞ x\n＃ y"]
     texts = [*edges, *(v for t in _texts()[:12] for v in _variants(t).values()), _modern_log(2)]
     for text in texts:
-        expected = markers_of(text)
+        expected = _searched_markers(text)
         raw = text.encode("utf-8")
-        buf = np.frombuffer(raw, np.uint8)
-        newlines = np.flatnonzero(buf == ord("\n"))
-        assert gate.line_markers(raw, buf, newlines) == expected, repr(text[:60])
+        newlines = np.flatnonzero(np.frombuffer(raw, np.uint8) == ord("\n"))
+        assert gate.line_markers(raw) == expected, repr(text[:60])
+        assert gate.line_markers(raw, raw, newlines) == expected, repr(text[:60])
         if text.isascii():
-            assert gate.line_markers(text, buf, newlines) == expected, repr(text[:60])
+            assert gate.line_markers(text, raw, newlines) == expected, repr(text[:60])
+        comment = {"comment"} if "commented" in text or "·" in text else set()
+        assert gate.markers_of(text) == expected | comment, repr(text[:60])
 
 
 def test_chunk_text_with_a_quote_marker_that_nfkc_makes():

@@ -36,7 +36,9 @@ with a warning (a mistyped "13s" beside "16us").
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, cast
 
 from ingest.parsers.cells import (
@@ -222,8 +224,7 @@ def _section_unit(text: str, end: int, caption: str) -> str:
     heading of each level above the table, nearest first."""
     found = _HEADING.match(caption)
     limit = len(found.group(1)) if found else 7
-    headings = list(_HEADING.finditer(text, max(0, end - CONTEXT_WINDOW), end))
-    for heading in reversed(headings):
+    for heading in reversed(_headings_between(text, max(0, end - CONTEXT_WINDOW), end)):
         level = len(heading.group(1))
         if level >= limit:
             continue  # the caption itself, or a section beside (not around) the table
@@ -232,6 +233,24 @@ def _section_unit(text: str, end: int, caption: str) -> str:
             return unit
         limit = level
     return ""
+
+
+def _headings_between(text: str, start: int, end: int) -> list[re.Match[str]]:
+    """_HEADING.finditer(text, start, end), from the text's headings found once: a
+    document of many tables searched the 64 KiB above each one again (a 4 MiB chunk of
+    pasted PR tables: 1,700 tables, 0.17 s)."""
+    starts, found = _headings_of(text)
+    inside = found[bisect_left(starts, start) : bisect_left(starts, end)]
+    if inside and inside[-1].end() > end:  # a heading line that `end` cuts: cut it too
+        last = _HEADING.match(text, inside[-1].start(), end)
+        inside = inside[:-1] + ([last] if last else [])
+    return inside
+
+
+@lru_cache(maxsize=1)  # the text of one document or chunk, its tables read in turn
+def _headings_of(text: str) -> tuple[list[int], list[re.Match[str]]]:
+    found = list(_HEADING.finditer(text))
+    return [m.start() for m in found], found
 
 
 # ---------------------------------------------------------------------------------------

@@ -750,3 +750,34 @@ def test_models_by_batch_size_per_framework_heading_with_the_unit_in_the_section
     warnings = [p for p in problems(items)]
     assert [(p.line, p.severity) for p in warnings] == [(18, "warning"), (26, "warning")]
     assert all("'ms'" in p.reason for p in warnings)
+
+
+def test_the_headings_above_a_table_are_those_a_search_of_its_window_finds() -> None:
+    # pr_tables finds a text's headings once and takes those of each table's 64 KiB by
+    # bisection; the answer must be the windowed search's, for any window (one that cuts
+    # a heading line too), on every fixture.
+    import random
+    import re
+
+    from ingest.parsers import pr_tables
+
+    rng = random.Random(1)
+    texts = [
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted((ROOT / "tests" / "fixtures").rglob("*.md"))
+    ]
+    checked = 0
+    for text in texts:
+        ends = [0, len(text), *(rng.randrange(len(text) + 1) for _ in range(20))]
+        ends += [m.start() + 1 for m in re.finditer("\n", text)][:100]
+        for end in ends:
+            for start in (max(0, end - 65536), max(0, end - 40), 0):
+                found = [
+                    (m.span(), m.groups()) for m in pr_tables._headings_between(text, start, end)
+                ]
+                searched = [
+                    (m.span(), m.groups()) for m in pr_tables._HEADING.finditer(text, start, end)
+                ]
+                assert found == searched, (end, start)
+                checked += 1
+    assert checked > 5000

@@ -25,7 +25,9 @@
     pass lines (a predictor's optimisation as Paddle prints it), of a test session (passes,
     a gtest case, its latency line), of gtest lines, of latency lines only, of Paddle
     profiler reports; the vLLM / trtexec / nsys samples of tests/fixtures/modern repeated;
-    110 KB tensor-dump lines; a log without its last newline. Each --mix-mb big and 1 MB
+    110 KB tensor-dump lines; a log without its last newline; and the real documents of
+    tests/fixtures and data/samples (issue comments, tester logs, profiler reports, PR
+    tables, tool outputs) laid end to end and repeated. Each --mix-mb big and 1 MB
     for the fixed costs, ingested with `python -m ingest auto FILE --db fresh` WITH its
     change detection, against the bare loop; the table gives the marginal times, their
     ratio and the ingest's peak RSS (os.wait4), and the worst ratio (goal <= 2x).
@@ -603,6 +605,21 @@ def _modern_blocks() -> list[str]:
     return blocks
 
 
+# Every real text document the repository keeps (its tests' fixtures and the demo's
+# samples), in a fixed order: the mix no generator thought of.
+REAL_SUFFIXES = (".md", ".txt", ".log", ".rst")
+
+
+def _real_documents() -> list[str]:
+    paths = sorted(
+        p
+        for folder in ("tests/fixtures", "data/samples")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in REAL_SUFFIXES and p.is_file()
+    )
+    return [p.read_text(encoding="utf-8").rstrip("\n") + "\n\n" for p in paths]
+
+
 def _long_line(rng: random.Random, k: int) -> str:
     values = " ".join(f"{rng.uniform(-1, 1):.6f}" for _ in range(12_000))  # ~110 KB
     return (
@@ -641,6 +658,7 @@ MIXES = (
     "modern",
     "long-lines",
     "no-final-newline",
+    "real-documents",
 )
 
 
@@ -649,10 +667,11 @@ def write_mix(path: Path, mix: str, megabytes: float) -> None:
     rng = random.Random(23)
     target = int(megabytes * 1e6)
     written = n = 0
-    modern = _modern_blocks() if mix == "modern" else []
-    with open(path, "w", encoding="utf-8") as out:
+    repeated = {"modern": _modern_blocks, "real-documents": _real_documents}.get(mix)
+    documents = [d.encode() for d in repeated()] if repeated else []
+    with open(path, "wb") as out:
         while written < target:
-            text = modern[n % len(modern)] if modern else _block(mix, rng, n)
+            text = documents[n % len(documents)] if documents else _block(mix, rng, n).encode()
             out.write(text)
             written += len(text)
             n += 1

@@ -35,8 +35,8 @@ from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
 
-from ingest.gate import markers_of
-from ingest.text import DocText
+from ingest.gate import MARKER_ANCHORS, markers_of
+from ingest.text import DocText, line_matches
 from perfboard.model import Found, Measurement, ParamValue
 
 UNKNOWN_BENCHMARK = "unknown"
@@ -161,11 +161,11 @@ class Contexts:
         # looked for now.
         markers = doc.markers if doc.markers is not None else markers_of(text)
         if "heading" in markers:
-            for m in _HEADING.finditer(text):
+            for m in line_matches(text, _HEADING, ("#",)):
                 self._headings.append((doc.line_at(m.start()), m.group(1).strip("# ")))
         dates: dict[int, datetime] = {}  # heading line -> its comment's date
         if "comment" in markers:
-            for m in _COMMENT_HEADER.finditer(text):
+            for m in line_matches(text, _COMMENT_HEADER, MARKER_ANCHORS["comment"]):
                 date = _comment_date(m)
                 if date is not None:
                     line = doc.line_at(m.start("who"))
@@ -191,7 +191,7 @@ class Contexts:
     def _find_fences(self, doc: DocText) -> None:
         text = doc.text
         opened: tuple[int, str] | None = None
-        for m in _FENCE.finditer(text):
+        for m in line_matches(text, _FENCE, ("```", "~~~")):
             line = doc.line_at(m.start())
             if opened is None:
                 opened = (line, self._caption_before(text, m.start()))

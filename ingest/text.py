@@ -10,6 +10,7 @@ hold lookalikes such as U+2F9C for 足), line ends become "\\n", and markdown qu
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 import threading
 import unicodedata
@@ -128,34 +129,46 @@ def normalise(text: str) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     # ">" alone is one fast search; most texts without quotes have no ">" at all.
     if ">" in text and (text.startswith((">", " >")) or "\n>" in text or "\n >" in text):
-        text = _QUOTE.sub("", text)
+        text = _unquoted(text)
     return text
 
 
-def nfkc(text: str) -> str:
-    """unicodedata.normalize("NFKC", text), normalising only the text around its non-ASCII
-    characters when they are few (a log with an ellipsis on some lines).
+def _unquoted(text: str) -> str:
+    """_QUOTE.sub("", text), the markers found where lines start with them (line_matches)."""
+    parts = []
+    done = 0
+    for m in line_matches(text, _QUOTE, (">",)):
+        parts.append(text[done : m.start()])
+        done = m.end()
+    parts.append(text[done:])
+    return "".join(parts)
 
-    Normalising a whole 4 MiB chunk for a few thousand "…" costs 40 ms, a twentieth of
-    parsing it. ASCII characters are normalised already and each is a starter that no
-    character before it combines with; only a character after one can combine with it (a
-    combining accent after "e"). So each run of non-ASCII characters, with the one
-    character before it, normalises on its own to what it is in the whole text. The runs
-    are found by numpy in the text's UTF-16 code units (a regex over 4 MiB for them costs
-    as much as normalising it all); where they are many (a Chinese document) or the code
-    units are not the characters (one beyond U+FFFF), the whole text is normalised.
+
+def nfkc(text: str) -> str:
+    """unicodedata.normalize("NFKC", text), normalising only the text around the characters
+    normalisation may change, when they are few (a log with an ellipsis on some lines, a
+    Chinese comment with its full-width commas).
+
+    Normalising a whole 4 MiB chunk costs 40-80 ms, a twentieth of parsing it. Most
+    characters are starters that NFKC leaves as they are and that combine with nothing
+    before them (ASCII, CJK ideographs, kana): the text may be cut before any of them and
+    each piece normalised on its own (UAX #15: a boundary before a character of
+    NFKC_Quick_Check=Yes and combining class 0). So each run of the other characters
+    ("unsafe", _unsafe_table), with the one character before it, normalises on its own to
+    what it is in the whole text. The runs are found by numpy in the text's UTF-32 code
+    units; where they are many, the whole text is normalised.
     """
     if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text
-    units = text.encode("utf-16-le", "surrogatepass")
-    if len(units) != 2 * len(text):
+    units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    table = _unsafe_table()
+    unsafe = np.flatnonzero(table[np.minimum(units, len(table) - 1)])
+    del units
+    if len(unsafe) > len(text) // 64 + 64:
         return unicodedata.normalize("NFKC", text)
-    wide = np.flatnonzero(np.frombuffer(units, np.uint16) > 0x7F)
-    if len(wide) > len(text) // 64 + 64:
-        return unicodedata.normalize("NFKC", text)
-    ends = np.flatnonzero(np.diff(wide) > 1)  # the last of each run but the last run
-    starts = wide[np.concatenate(([0], ends + 1))].tolist()
-    stops = (wide[np.concatenate((ends, [len(wide) - 1]))] + 1).tolist()
+    ends = np.flatnonzero(np.diff(unsafe) > 1)  # the last of each run but the last run
+    starts = unsafe[np.concatenate(([0], ends + 1))].tolist()
+    stops = (unsafe[np.concatenate((ends, [len(unsafe) - 1]))] + 1).tolist()
     parts: list[str] = []
     done = 0
     normalize = unicodedata.normalize
@@ -166,6 +179,36 @@ def nfkc(text: str) -> str:
         done = stop
     parts.append(text[done:])
     return "".join(parts)
+
+
+_UNSAFE: list[np.ndarray] = []
+
+
+def _unsafe_table() -> np.ndarray:
+    """For each character of the Basic Multilingual Plane and one entry for all beyond it:
+    whether the text may not be cut before it (nfkc). A character is unsafe when NFKC
+    changes it, when it has a combining class, or when it may be the second of a canonical
+    composition (the second of any two-character canonical decomposition, and the Hangul
+    vowel and final jamo, which compose by rule): a superset of NFKC_Quick_Check != Yes.
+    Every character beyond the plane counts as unsafe. Built once a process, in 20 ms."""
+    if _UNSAFE:
+        return _UNSAFE[0]
+    table = np.zeros(0x10001, bool)
+    table[0x10000] = True  # beyond the plane
+    table[0xD800:0xE000] = True  # surrogates: left as they are, by the whole text's rules
+    for code in itertools.chain(range(0x80, 0xD800), range(0xE000, 0x10000)):
+        char = chr(code)
+        if unicodedata.combining(char) or unicodedata.normalize("NFKC", char) != char:
+            table[code] = True
+        canonical = unicodedata.decomposition(char)
+        if canonical and not canonical.startswith("<"):
+            pair = canonical.split()
+            if len(pair) == 2:
+                table[min(int(pair[1], 16), 0x10000)] = True  # may compose with the one before
+    table[0x1161:0x1176] = True  # Hangul vowel jamo: LV syllables compose by rule
+    table[0x11A8:0x11C3] = True  # Hangul final jamo: LVT syllables
+    _UNSAFE.append(table)
+    return table
 
 
 class LineCounter:
@@ -191,16 +234,33 @@ class LineCounter:
         return self._line
 
 
-class LineIndex:
+class _NewlineIndex:
+    """Line numbers from the offsets of every newline: a sorted array, searched."""
+
+    __slots__ = ("_first", "_newlines")
+
+    def __call__(self, pos: int) -> int:
+        return self._first + int(self._newlines.searchsorted(pos))
+
+    def many(self, positions: list[int]) -> list[int]:
+        return (self._newlines.searchsorted(positions) + self._first).tolist()
+
+    @property
+    def newlines(self) -> int:
+        return len(self._newlines)
+
+
+class LineIndex(_NewlineIndex):
     """Line numbers from the positions of every newline, found with numpy.
 
     For the bytes of an ASCII chunk: comparing and collecting runs at about 7 GB/s, where
     counting with str.count runs at 2-3 GB/s, and numpy releases the GIL, so the index can
     be built by the thread that reads ahead. A batch of positions is looked up in one
-    call. The comparison goes into a scratch array each thread keeps.
+    call. The comparison goes into a scratch array each thread keeps. A DocText whose
+    line_at is a LineIndex is the very bytes indexed: parsers may read it in bulk.
     """
 
-    __slots__ = ("_first", "_newlines")
+    __slots__ = ()
     _scratch = threading.local()
 
     def __init__(self, raw: bytes | memoryview, first_line: int = 1) -> None:
@@ -214,20 +274,30 @@ class LineIndex:
         self._newlines = np.flatnonzero(is_newline)
         self._first = first_line
 
-    def __call__(self, pos: int) -> int:
-        return self._first + int(self._newlines.searchsorted(pos))
-
-    def many(self, positions: list[int]) -> list[int]:
-        return (self._newlines.searchsorted(positions) + self._first).tolist()
-
-    @property
-    def newlines(self) -> int:
-        return len(self._newlines)
-
     @property
     def positions(self) -> np.ndarray:
         """The offset of every newline, in order (for parsers that read lines in bulk)."""
         return self._newlines
+
+
+class TextLineIndex(_NewlineIndex):
+    """The same for a str beyond ASCII, in character offsets: its UTF-32 code units are
+    its characters, one to one (6 ms a 4 MiB chunk). A LineCounter over such a chunk
+    counted 90 ms: every parser sweeps it from the start again, and some go back."""
+
+    __slots__ = ()
+
+    def __init__(self, text: str, first_line: int = 1) -> None:
+        units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        self._newlines = np.flatnonzero(units == 10)
+        self._first = first_line
+
+
+# Texts at least this long are indexed (TextLineIndex); shorter ones counted as asked.
+INDEXED_TEXT = 2**16
+
+
+_BLANK_TAIL = re.compile(r"\s*\Z")  # \s is str.isspace's set, what strip() strips
 
 
 @dataclass
@@ -255,13 +325,15 @@ class DocText:
 
     def __post_init__(self) -> None:
         if self.line_index is not None and self.first_line == 1:
-            self.line_at: LineCounter | LineIndex = self.line_index
+            self.line_at: LineCounter | LineIndex | TextLineIndex = self.line_index
+        elif len(self.text) >= INDEXED_TEXT:
+            self.line_at = TextLineIndex(self.text, self.first_line)
         else:
             self.line_at = LineCounter(self.text, self.first_line)
 
     def lines_at(self, positions: list[int]) -> list[int]:
         """The line numbers of many positions (in increasing order) at once."""
-        if isinstance(self.line_at, LineIndex):
+        if isinstance(self.line_at, _NewlineIndex):
             return self.line_at.many(positions)
         return [self.line_at(pos) for pos in positions]
 
@@ -270,7 +342,7 @@ class DocText:
 
         Counted on from where the parsers' line numbers left off: one pass in all.
         """
-        if isinstance(self.line_at, LineIndex):
+        if isinstance(self.line_at, _NewlineIndex):
             return self.line_at.newlines
         return self.line_at(len(self.text)) - self.first_line
 
@@ -279,6 +351,13 @@ class DocText:
         start = self.text.rfind("\n", 0, pos) + 1
         end = self.text.find("\n", pos)
         return start, (len(self.text) if end < 0 else end)
+
+    def blank_after(self, pos: int) -> bool:
+        """Whether nothing but whitespace follows pos (a table at the end of a cut text?).
+
+        Matched in place: ``text[pos:].strip()`` or ``len(text.rstrip())`` would copy up
+        to the whole of a 4 MiB chunk for every table asked about."""
+        return _BLANK_TAIL.match(self.text, pos) is not None
 
     def line_text(self, pos: int) -> str:
         start, end = self.line_bounds(pos)
@@ -296,6 +375,28 @@ class DocText:
             yield number, start, text[start:end]
             number += 1
             start = end + 1
+
+
+def line_matches(
+    text: str, pattern: re.Pattern[str], needles: tuple[str, ...]
+) -> list[re.Match[str]]:
+    """pattern.finditer(text), for a pattern that matches from a line's start ("(?m)^")
+    within the line, and only on lines holding one of needles: tried at the starts of
+    those lines alone.
+
+    The regex engine has no skip to the next line start: it tries such a pattern at every
+    position, 15-25 ms a 4 MiB chunk each, where str.find finds one character at memory
+    speed (a search for "\n>" in a text beyond ASCII runs at a fifth of that).
+    """
+    starts: set[int] = set()
+    for needle in needles:
+        pos = text.find(needle)
+        while pos >= 0:
+            starts.add(text.rfind("\n", 0, pos) + 1)
+            end = text.find("\n", pos + len(needle))
+            pos = text.find(needle, end) if end >= 0 else -1
+    found = (pattern.match(text, start) for start in sorted(starts))
+    return [m for m in found if m is not None]
 
 
 def from_text(text: str, meta: DocMeta | None = None) -> DocText:

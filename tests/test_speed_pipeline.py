@@ -21,8 +21,9 @@ import pytest
 
 import ingest.parsers
 from ingest import bulk, documents, gate, runs, save
+from ingest import text as text_module
 from ingest.parsers import scan
-from ingest.text import DocText, decode, nfkc, normalise
+from ingest.text import DocText, decode, line_matches, nfkc, normalise
 from perfboard.model import DocMeta, Found, Measurement, ProfileEvent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,8 +36,21 @@ MODERN_MIX = [
 ]
 
 
+# Every real text document the repository keeps (the real-documents mix of bench_ingest).
+REAL_DOCUMENTS = sorted(
+    p
+    for folder in ("tests/fixtures", "data/samples")
+    for p in (ROOT / folder).rglob("*")
+    if p.suffix in (".md", ".txt", ".log", ".rst") and p.is_file()
+)
+
+
 def _texts() -> list[str]:
     return [p.read_text(encoding="utf-8", errors="replace") for p in SAMPLES if p.is_file()]
+
+
+def _real_documents() -> list[str]:
+    return [p.read_text(encoding="utf-8", errors="replace") for p in REAL_DOCUMENTS]
 
 
 def _modern_log(repeat: int = 12) -> str:
@@ -155,6 +169,15 @@ def test_hits_equal_the_merge_on_every_sample_and_range():
                 assert got == _spans(_merged(body, patterns, a, b)), (name, a, b)
 
 
+def test_hits_equal_the_merge_on_the_real_documents():
+    """All the repository's real documents as one text (beyond ASCII: its byte offsets are
+    mapped to characters), and as ASCII alone: most literals located, some scanned for."""
+    text = normalise("\n".join(_real_documents()))
+    for body in (text, text.encode("ascii", "ignore").decode()):
+        for name, patterns in _pattern_sets():
+            assert _spans(scan.hits(body, patterns)) == _spans(_merged(body, patterns)), name
+
+
 def test_hits_keep_the_patterns_order_at_one_position():
     patterns = (
         ("b", re.compile("ab+")),
@@ -177,6 +200,34 @@ def test_hits_without_hyperscan(monkeypatch):
         assert _spans(scan.hits(text, patterns)) == _spans(_merged(text, patterns)), name
 
 
+@pytest.mark.parametrize("wide", ["", "😀 é "])
+def test_hits_tried_where_their_literals_are_equal_the_merge(wide):
+    """Literals that overlap themselves ("=====", "aaaa"), one found more than DENSE times,
+    one never found, characters of 2 to 4 bytes before every hit."""
+    patterns = (
+        ("name", re.compile(r"====(?P<name>[^=\s][^=\n]*?)====:")),
+        ("run", re.compile(r"Runtime\((ms)\): (\d+)")),
+        ("aa", re.compile(r"aaa")),
+        ("dense", re.compile(r"Latency: (\d+)")),
+        ("wide", re.compile(r"端到端(\d+)")),
+        ("never", re.compile(r"Infer Failed")),
+        ("short", re.compile(r"P(\d+)")),
+    )
+    block = "a line of nothing much\n" * 10
+    block += f"{wide}=========x====:\n{wide}Runtime(ms): 5 aaaaaaa P90 端到端3\n"
+    text = block * 250 + "Latency: 7 " * (scan.DENSE + 10) + block
+    located = scan._located(text, 0, len(text), patterns)
+    assert located is not None
+    by_kind = dict(zip((kind for kind, _ in patterns), located, strict=True))
+    assert len(by_kind["run"]) == 251 and len(by_kind["aa"]) == 251 * 5
+    assert by_kind["never"] is scan._ABSENT
+    # scanned for: a literal found too often, one of one letter, one of markup
+    assert by_kind["dense"] is None and by_kind["short"] is None and by_kind["name"] is None
+    assert _spans(scan.hits(text, patterns)) == _spans(_merged(text, patterns))
+    for a, b in ((1, len(text)), (len(block) * 7 + 3, len(text) - 5)):
+        assert _spans(scan.hits(text, patterns, a, b)) == _spans(_merged(text, patterns, a, b))
+
+
 def test_leading_literal():
     assert scan.leading_literal(re.compile(r"Time ?\(%\)[ \t]+Total")) == "Time"
     assert scan.leading_literal(re.compile(r"CUDA\ API\ Statistics")) == "CUDA API Statistics"
@@ -187,6 +238,11 @@ def test_leading_literal():
     assert scan.leading_literal(re.compile(r"a*b")) == ""
     assert scan.leading_literal(re.compile(r"ab|ac")) == "a"  # the regex parser factors it
     assert scan.leading_literal(re.compile("…x")) == "…x"
+    assert scan.leading_literal(re.compile(r"(?P<w>Total) it(er)s")) == "Total iters"
+    assert scan.leading_literal(re.compile(r"(?P<w>cpu|gpu)_rss")) == ""
+    assert scan.leading_literal(re.compile(r"(c(?:p)u)+_rss")) == ""
+    assert scan.leading_literal(re.compile(r"(?i:ab)c")) == ""
+    assert scan.leading_literal(re.compile(r"(ab*)c")) == "a"
 
 
 def test_hits_of_a_pattern_with_a_nul_or_non_ascii_literal():
@@ -251,6 +307,74 @@ def test_nfkc_equals_normalize_on_sparse_and_dense_strings():
             parts.append("".join(rng.choices(_SPECIAL, k=rng.randrange(1, 4))))
         body = "".join(parts)[rng.randrange(0, 3) :]
         assert nfkc(body) == unicodedata.normalize("NFKC", body), repr(body)
+
+
+def test_nfkc_equals_normalize_around_every_character_of_the_plane():
+    """Every character of the Basic Multilingual Plane, after and before the characters it
+    may combine with (a letter, a combining accent, Hangul jamo of each kind, a syllable),
+    16 characters a text so that each takes the path of a few unsafe runs."""
+    codes = [c for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
+    before: dict[str, str] = {}  # a character -> those it composes with, before it
+    for code in codes:
+        canonical = unicodedata.decomposition(chr(code)).split()
+        if len(canonical) == 2 and not canonical[0].startswith("<"):
+            first, second = (chr(int(part, 16)) for part in canonical)
+            before[second] = before.get(second, "") + first
+    pad = "x" * 2048
+    for first in range(0, len(codes), 16):
+        body = pad.join(
+            f"e{c}\u0301{c}\u1100{c}\u1161{c}\uac00{c}\u11a8{c}{c}a\u0300{c}"
+            + "".join(f"{b}{c}" for b in before.get(c, ""))
+            for c in map(chr, codes[first : first + 16])
+        )
+        assert nfkc(body) == unicodedata.normalize("NFKC", body), body[:40]
+
+
+def test_nfkc_unsafe_table_covers_compositions_beyond_the_plane():
+    """A character beyond the plane that composes has its parts beyond the plane too (all
+    of them count as unsafe): none has a second part inside it the table leaves safe."""
+    table = text_module._unsafe_table()
+    for code in range(0x10000, 0x110000):
+        canonical = unicodedata.decomposition(chr(code))
+        if canonical and not canonical.startswith("<") and len(canonical.split()) == 2:
+            second = int(canonical.split()[1], 16)
+            assert second >= 0x10000 or table[second], hex(code)
+
+
+def test_line_matches_equal_finditer_on_every_sample_and_variant():
+    """The line-start patterns, tried only on the lines holding their needles, find what a
+    scan of every position finds: headings, comment headers, fences, quote markers."""
+    cases = [
+        (runs._HEADING, ("#",)),
+        (runs._COMMENT_HEADER, gate.MARKER_ANCHORS["comment"]),
+        (runs._FENCE, ("```", "~~~")),
+        (text_module._QUOTE, (">",)),
+    ]
+    edge = "# a\n#b\n  ``` x\n> q\n   >> q\n    > code\nwho · comment · 2020-01-02\n#"
+    for text in [*_real_documents(), _modern_log(2), edge]:
+        for body in _variants(text).values():
+            for pattern, needles in cases:
+                got = [m.span() for m in line_matches(body, pattern, needles)]
+                assert got == [m.span() for m in pattern.finditer(body)], pattern.pattern
+
+
+def test_split_cells_equals_the_escaped_pipe_split():
+    """md_tables.split_cells splits rows without an escaped pipe with str.split: the same
+    cells as the regular expression that skips escaped pipes, on every row of every text."""
+    from ingest.parsers import md_tables
+
+    def oracle(line):
+        s = line.strip()
+        closed = len(s) > 1 and s.endswith("|") and not s.endswith("\\|")
+        s = s[1:] if s.startswith("|") else s
+        s = s[:-1] if closed else s
+        return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s)], closed
+
+    edge = ["| a \\| b | c |", "|", "||", "\\|x|", " | 1 |2| ", "a|b\\|", "|\u3000x\u3000|"]
+    lines = [ln for text in _real_documents() for ln in text.splitlines() if "|" in ln]
+    assert len(lines) > 300
+    for line in [*lines, *edge]:
+        assert md_tables.split_cells(line) == oracle(line), line
 
 
 def _chunk(text: str) -> DocText:

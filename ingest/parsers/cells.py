@@ -7,6 +7,7 @@ Not a parser (no NAME, ANCHORS or parse): md_tables and ws_tables import from it
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import fields
 from datetime import date
@@ -101,11 +102,18 @@ _CHINESE_UNIT = re.compile(r"[(\[]\s*(毫秒|微秒|纳秒|秒)\s*[)\]]")
 _SLASH_UNIT = re.compile(r"(?:_(ms|us|ns|s|mb|gb)|/(ms|us|ns|mb|gb))\s*$", re.I)
 
 
+# Functions of a header (or a unit, or a cell's label) alone, cached: the column readers ask
+# them once per cell, and a team's tables reuse a few hundred headers.
+_header_cache = functools.lru_cache(maxsize=4096)
+
+
+@_header_cache
 def norm_header(header: str) -> str:
     """Lookup spelling of a header: lower case, inner spaces collapsed, no markup."""
     return " ".join(header.strip().strip("*`").lower().split())
 
 
+@_header_cache
 def header_unit(header: str) -> str:
     """The unit a header names, as written ("ms", "MB", "qps"), or "" when it names none."""
     unit = unit_in_header(header)
@@ -123,6 +131,7 @@ def header_unit(header: str) -> str:
     return (m.group(1) or m.group(2)) if m else ""
 
 
+@_header_cache
 def unit_kind(unit: str) -> str:
     """ "ms" -> "time", "MB" -> "memory", "x" -> "ratio"; "" for unknown units."""
     try:
@@ -131,6 +140,7 @@ def unit_kind(unit: str) -> str:
         return ""
 
 
+@_header_cache
 def metric_for(header: str, kind: str) -> str:
     """A metric name from header words; a time with no metric word is a latency."""
     low = norm_header(header)
@@ -140,6 +150,7 @@ def metric_for(header: str, kind: str) -> str:
     return _DEFAULT_METRIC.get(kind, kind or "value")
 
 
+@_header_cache
 def framework_in(header: str) -> str | None:
     m = _FRAMEWORK_WORD.search(norm_header(header))
     return FRAMEWORKS[m.group(1)] if m else None
@@ -158,6 +169,7 @@ def precision_params(header: str) -> dict[str, ParamValue]:
     return params
 
 
+@_header_cache
 def dimension_key(header: str) -> str | None:
     """ "Threads" -> "threads", "bs" -> "batch_size"; None if not a dimension header."""
     low = norm_header(header)
@@ -198,20 +210,30 @@ _MARKUP = re.compile(r"^[*_`~]+|[*_`~]+$")
 _PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*")
 
 
+_MARKS = frozenset("*_`~")
+
+
 def clean_cell(cell: str) -> str:
     """A cell without bold/code markers around it: "**0.153533**" -> "0.153533"."""
-    return _MARKUP.sub("", cell.strip()).strip()
+    text = cell.strip()
+    if text and (text[0] in _MARKS or text[-1] in _MARKS):  # most cells: nothing to take
+        return _MARKUP.sub("", text).strip()
+    return text
 
 
 def split_plus_minus(cell: str) -> tuple[str, str | None]:
     """ "21.96 ± 0.05" -> ("21.96", "0.05"), "1.5ms ± 0.1" -> ("1.5ms", "0.1"); else
     (the cell, None)."""
-    parts = _PLUS_MINUS.split(clean_cell(cell), maxsplit=1)
+    text = clean_cell(cell)
+    if "±" not in text and "+" not in text:  # every spelling of _PLUS_MINUS holds one
+        return text, None
+    parts = _PLUS_MINUS.split(text, maxsplit=1)
     if len(parts) == 2 and parts[0] and parts[1]:
         return parts[0], parts[1]
-    return clean_cell(cell), None
+    return text, None
 
 
+@functools.lru_cache(maxsize=2048)
 def cell_number(cell: str) -> tuple[float, str] | None:
     """(number, unit as written) of a value cell: bold markers, thousands separators and a
     "± x" part dropped ("**24,091,916.00**" -> (24091916.0, "")); None for text. A unit
@@ -351,6 +373,7 @@ _NEW_WORD = re.compile(
 _THREADS_LABEL = re.compile(r"^(\d+)\s*(?:threads?|线程)$|^(?:threads?|线程数?)\s*[=:]?\s*(\d+)$")
 
 
+@_header_cache
 def variant_label(header: str) -> bool:
     """Whether a header names a variant: a framework, a before/after word, a precision, a
     thread count ("paddle", "this PR", "优化后", "FP16", "4 threads", "paddle 2.3")."""
@@ -363,6 +386,7 @@ def variant_label(header: str) -> bool:
     )
 
 
+@_header_cache
 def variant_rank(label: str) -> int:
     """Which side of a comparison a variant is on: 0 a baseline (before, develop, old, 优化前,
     w/o), 1 a competitor framework (pytorch, tensorflow), 2 anything else, 3 the change

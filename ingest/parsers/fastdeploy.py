@@ -102,11 +102,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("end2end", re.compile(r"end2end")),
     ("runtime", re.compile(r"Runtime")),
     ("avg", re.compile(rf"Average time of runtime exclude warmup step:[ \t]*(?P<num>{NUMBER})?")),
-    ("iters", re.compile(r"(?P<what>Total|Warmup) iterations:[ \t]*(?P<num>\d+)")),
+    # one pattern a literal: each is tried only where its literal is (ingest.parsers.scan)
+    ("iters", re.compile(r"(?P<what>Total) iterations:[ \t]*(?P<num>\d+)")),
+    ("iters", re.compile(r"(?P<what>Warmup) iterations:[ \t]*(?P<num>\d+)")),
     ("name", re.compile(r"====(?P<name>[^=\s][^=\n]*?)====:")),
     ("bench", re.compile(r"\[Benchmark-\w+\][ \t]+\d+/\d+[ \t]+(?P<path>\S+)")),
     ("info", re.compile(r"======= (?P<what>Model|Backend) Info =======")),
-    ("memory", re.compile(r"(?P<which>cpu|gpu)_[rp]ss_mb:[ \t]*(?P<rest>[^\n]*)")),
+    ("memory", re.compile(r"(?P<which>cpu)_[rp]ss_mb:[ \t]*(?P<rest>[^\n]*)")),
+    ("memory", re.compile(r"(?P<which>gpu)_[rp]ss_mb:[ \t]*(?P<rest>[^\n]*)")),
     ("util", re.compile(r"gpu_util:[ \t]*(?P<rest>[^\n]*)")),
     ("failed", re.compile(r"!!!!!Infer Failed")),
 )
@@ -581,7 +584,7 @@ def _read_table(doc: DocText, start: int, end: int) -> Iterator[Item]:
     cols = _columns(headers, rows)
     if not _is_results_table(cols):
         return
-    cut_last = end >= len(text.rstrip())
+    cut_last = doc.blank_after(end)
     for index, ((number, line), cells) in enumerate(zip(body, rows, strict=True)):
         raw = line.strip()
         if len(cells) != len(headers):

@@ -36,6 +36,7 @@ cells.py, shared with ws_tables.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 import re
@@ -95,7 +96,6 @@ _UNIT_HEADER_BODY = r"[ \t]*\|[^\n]*\([ \t]*[A-Za-zµμ%/]+[ \t]*\)"
 _UNIT_HEADER_HINT = re.compile(r"\n" + _UNIT_HEADER_BODY)
 _UNIT_HEADER_FIRST = re.compile(_UNIT_HEADER_BODY)
 _PIPE = re.compile(r"(?<!\\)\|")
-_BLANK_TAIL = re.compile(r"\s*\Z")  # matched in place: no copy of a large text's tail
 
 
 def split_cells(line: str) -> tuple[list[str], bool]:
@@ -106,6 +106,8 @@ def split_cells(line: str) -> tuple[list[str], bool]:
         s = s[1:]
     if closed:
         s = s[:-1]
+    if "\\|" not in s:  # most rows: every pipe separates, str.split finds them
+        return [c.strip() for c in s.split("|")], closed
     return [c.strip().replace("\\|", "|") for c in _PIPE.split(s)], closed
 
 
@@ -181,10 +183,12 @@ def _unseparated_tables(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[
     """Pipe tables written without a separator row, found by a unit in a header cell."""
     text = doc.text
     starts = [0] if _UNIT_HEADER_FIRST.match(text) else []
+    span_starts = [a for a, _ in spans]  # in text order, none inside another
     resume = 0
     for start in itertools.chain(starts, (m.start() + 1 for m in _UNIT_HEADER_HINT.finditer(text))):
         end = doc.line_bounds(start)[1]
-        if start < resume or end >= len(text) or any(a <= start <= b for a, b in spans):
+        within = bisect.bisect_right(span_starts, start) - 1
+        if start < resume or end >= len(text) or (within >= 0 and start <= spans[within][1]):
             continue  # a line of a table already read, or the last line of the text
         raw = text[start:end]
         header, _ = split_cells(raw)
@@ -216,7 +220,7 @@ def _read_rows(doc: DocText, table: _Table, pos: int) -> None:
         table.rows.append(_Row(number, line, cells, closed))
         ends.append(start + len(line))
     table.end = ends[-1]
-    table.ends_text = _BLANK_TAIL.match(doc.text, table.end) is not None
+    table.ends_text = doc.blank_after(table.end)
 
 
 # ---------------------------------------------------------------------------------------

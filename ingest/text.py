@@ -399,6 +399,20 @@ def line_matches(
     return [m for m in found if m is not None]
 
 
+def last_line_match(text: str, pattern: re.Pattern[str], needle: str) -> re.Match[str] | None:
+    """The last match of line_matches(text, pattern, (needle,)), looked for from the end,
+    a line holding the needle at a time: the nearest heading above a table, without a
+    scan of the 64 KiB above it from the start."""
+    pos = len(text)
+    while (pos := text.rfind(needle, 0, pos)) >= 0:
+        start = text.rfind("\n", 0, pos) + 1
+        m = pattern.match(text, start)
+        if m is not None:
+            return m
+        pos = start  # this line is not one: the lines before it
+    return None
+
+
 def from_text(text: str, meta: DocMeta | None = None) -> DocText:
     """A DocText from a str (tests, GitHub comments): normalised like a file would be."""
     return DocText(normalise(text), meta or DocMeta(uri="<text>"))

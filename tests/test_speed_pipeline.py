@@ -22,8 +22,8 @@ import pytest
 import ingest.parsers
 from ingest import bulk, documents, gate, runs, save
 from ingest import text as text_module
-from ingest.parsers import scan
-from ingest.text import DocText, decode, line_matches, nfkc, normalise
+from ingest.parsers import md_tables, pr_tables, scan, ws_tables
+from ingest.text import DocText, decode, last_line_match, line_matches, nfkc, normalise
 from perfboard.model import DocMeta, Found, Measurement, ProfileEvent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -349,6 +349,9 @@ def test_line_matches_equal_finditer_on_every_sample_and_variant():
         (runs._COMMENT_HEADER, gate.MARKER_ANCHORS["comment"]),
         (runs._FENCE, ("```", "~~~")),
         (text_module._QUOTE, (">",)),
+        (pr_tables._HEADING, ("#",)),
+        (md_tables._HEADING, ("#",)),
+        (ws_tables._HEADING, ("#",)),
     ]
     edge = "# a\n#b\n  ``` x\n> q\n   >> q\n    > code\nwho · comment · 2020-01-02\n#"
     for text in [*_real_documents(), _modern_log(2), edge]:
@@ -358,10 +361,37 @@ def test_line_matches_equal_finditer_on_every_sample_and_variant():
                 assert got == [m.span() for m in pattern.finditer(body)], pattern.pattern
 
 
+def test_last_line_match_is_the_last_heading_of_any_window():
+    """The nearest heading above a table, looked for from the end, is finditer's last, on
+    windows of the real documents cut anywhere (mid-line too)."""
+    rng = random.Random(16)
+    text = "\n".join(_real_documents())
+    for _ in range(400):
+        a = rng.randrange(len(text))
+        window = text[a : a + rng.randrange(1, 70_000)]
+        for pattern in (md_tables._HEADING, ws_tables._HEADING):
+            found = list(pattern.finditer(window))
+            got = last_line_match(window, pattern, "#")
+            assert (got.span() if got else None) == (found[-1].span() if found else None)
+
+
+def test_whitespace_table_headers_found_where_their_words_are():
+    """ws_tables tries header lines where hyperscan finds a header's words: the lines its
+    scan of every line start finds, in a text of real documents, with the words rare, and
+    where they are too many (that scan again)."""
+    text = "\n".join(_real_documents())
+    batch = "batch_size latency(ms)\n1 2.5\n" * 40_000
+    for body in (text * 2, text.encode("ascii", "ignore").decode() * 2, batch):
+        first = [0] if ws_tables._HEADER_FIRST.match(body) else []
+        scanned = first + [m.start() + 1 for m in ws_tables._HEADER.finditer(body)]
+        assert list(ws_tables._header_starts(body)) == scanned
+    assert scan.lines_holding(text * 2, ws_tables._HEADER_WORDS) is not None
+    assert scan.lines_holding(batch, ws_tables._HEADER_WORDS) is None  # one a line: scanned
+
+
 def test_split_cells_equals_the_escaped_pipe_split():
     """md_tables.split_cells splits rows without an escaped pipe with str.split: the same
     cells as the regular expression that skips escaped pipes, on every row of every text."""
-    from ingest.parsers import md_tables
 
     def oracle(line):
         s = line.strip()
@@ -375,6 +405,18 @@ def test_split_cells_equals_the_escaped_pipe_split():
     assert len(lines) > 300
     for line in [*lines, *edge]:
         assert md_tables.split_cells(line) == oracle(line), line
+
+
+def test_model_names_found_as_without_their_first_letters_class():
+    """runs._MODELS, led by a class of the names' first letters, finds what the names
+    alone find, case-insensitively (with the letters that fold to them: "ſ" for "s")."""
+    plain = re.compile(rf"\b({runs._MODEL_NAMES})\b", re.I)
+    edge = "ERNIE bert-base ReſNet-50 xbert ernie_tiny Transformer big GPT-2 VGG16 lstm1 ſeq2seq"
+    for text in [*_real_documents(), edge]:
+        for body in _variants(text).values():
+            got = [m.span(1) for m in runs._MODELS.finditer(body)]
+            assert got == [m.span(1) for m in plain.finditer(body)]
+    assert len(runs._MODELS.findall(edge)) == 7
 
 
 def _chunk(text: str) -> DocText:

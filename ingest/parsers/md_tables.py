@@ -66,7 +66,7 @@ from ingest.parsers.cells import (
     unit_kind,
     variant_word,
 )
-from ingest.text import DocText
+from ingest.text import DocText, last_line_match
 from perfboard.model import (
     Direction,
     Item,
@@ -696,8 +696,7 @@ def _describe_phase(doc: DocText, table: _Table, phase: Phase, items: list[Item]
     """Name from the nearest heading above; owner, platform, software from its bullets."""
     window_start = max(0, table.header_start - CONTEXT_WINDOW)
     above = doc.text[window_start : table.header_start]
-    headings = list(_HEADING.finditer(above))
-    heading = headings[-1] if headings else None  # the nearest one
+    heading = last_line_match(above, _HEADING, "#")  # the nearest one
     if heading is None:
         phase.name = doc.meta.title
         reason = "phase table has no heading above it: phase named after the document"

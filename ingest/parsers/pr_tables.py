@@ -65,6 +65,7 @@ from ingest.parsers.cells import (
     variant_label,
     variant_rank,
 )
+from ingest.text import line_matches
 from perfboard.model import Claim, Direction, Item, Measurement, ParamValue, Problem, Status
 from perfboard.units import UnitError, canonical_unit, normalise
 
@@ -249,7 +250,7 @@ def _headings_between(text: str, start: int, end: int) -> list[re.Match[str]]:
 
 @lru_cache(maxsize=1)  # the text of one document or chunk, its tables read in turn
 def _headings_of(text: str) -> tuple[list[int], list[re.Match[str]]]:
-    found = list(_HEADING.finditer(text))
+    found = line_matches(text, _HEADING, ("#",))  # as _HEADING.finditer(text), faster
     return [m.start() for m in found], found
 
 

@@ -113,6 +113,54 @@ def _located(text: str, start: int, stop: int, patterns: Patterns) -> list[list[
     return located
 
 
+def lines_holding(text: str, literals: tuple[str, ...]) -> list[int] | None:
+    """The starts of the lines of `text` that hold one of `literals`, in order, once each;
+    None when the text is small, there is no hyperscan, or the literals occur more than once
+    in 512 characters: then the caller's own scan of every line (3 ns a character, tried at
+    each line start) costs less than a callback and a line lookup a hit (1.5 us)."""
+    if len(text) < PREFILTER_MIN or hyperscan is None:
+        return None
+    limit = len(text) // 512
+    database, lengths = _literal_database(literals)
+    data, continuation = _encoded(text)
+    ends: list[int] = []
+    ids: list[int] = []
+
+    def on_match(index: int, _from: int, to: int, _flags: int, _context: object) -> bool:
+        ends.append(to)
+        ids.append(index)
+        return len(ends) > limit
+
+    try:
+        database.scan(data, match_event_handler=on_match)
+    except hyperscan.ScanTerminated:
+        return None
+    offsets = np.asarray(ends, np.int64) - np.asarray(lengths, np.int64)[ids]
+    if continuation is not None:  # bytes -> characters (each offset is a literal's first byte)
+        offsets -= continuation.searchsorted(offsets)
+    return sorted({text.rfind("\n", 0, pos) + 1 for pos in offsets.tolist()})
+
+
+_LITERAL_DATABASES: dict[tuple[str, ...], tuple[object, list[int]]] = {}
+
+
+def _literal_database(literals: tuple[str, ...]) -> tuple[object, list[int]]:
+    """A hyperscan database reporting every occurrence of each literal (id: its index), and
+    their lengths in bytes. Built once."""
+    built = _LITERAL_DATABASES.get(literals)
+    if built is None:
+        encoded = [literal.encode("utf-8", "surrogatepass") for literal in literals]
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(
+            expressions=[re.escape(literal) for literal in encoded],
+            ids=list(range(len(encoded))),
+            elements=len(encoded),
+            flags=[0] * len(encoded),
+        )
+        built = _LITERAL_DATABASES[literals] = (database, [len(e) for e in encoded])
+    return built
+
+
 # The last text encoded: the parsers of a chunk ask about the same text one after another.
 _last_encoded: tuple[str, bytes, np.ndarray | None] | None = None
 

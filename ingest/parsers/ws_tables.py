@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, cast
 
+from ingest.parsers import scan
 from ingest.parsers.cells import (
     CONTEXT_WINDOW,
     DIMENSIONS,
@@ -45,7 +46,7 @@ from ingest.parsers.cells import (
     precision_params,
     status_of,
 )
-from ingest.text import DocText
+from ingest.text import DocText, last_line_match
 from perfboard.model import Direction, Item, Measurement, ParamValue, Problem, Status
 from perfboard.units import Quantity, UnitError, normalise, split_number
 
@@ -72,6 +73,12 @@ def _leader(name: str) -> str:
     first = f"[{head}{head.upper()}]" if head.upper() != head else re.escape(head)
     return first + re.escape(name[1:])
 
+
+# What a header line holds, whatever its first letter's case: the lines to try (scan).
+_SPELLINGS = {spelling for name in _LEADERS for spelling in (name, name[0].upper() + name[1:])}
+_HEADER_WORDS = tuple(
+    sorted(word for word in _SPELLINGS if not any(o != word and o in word for o in _SPELLINGS))
+)
 
 _HEADER_BODY = r"[ \t]*(?:" + "|".join(map(_leader, _LEADERS)) + r")[ \t]+[^\n]*"
 # Led by "\n" so the scan only stops at line starts; the first line is checked apart.
@@ -109,13 +116,21 @@ class _Env:
     problems: list[Problem] = field(default_factory=list)
 
 
+def _header_starts(text: str) -> Iterator[int]:
+    """The starts of the lines that look like a header (_HEADER_BODY from their start)."""
+    lines = scan.lines_holding(text, _HEADER_WORDS)
+    if lines is None:  # a small text, or one where the words are everywhere: scan its lines
+        first = [0] if _HEADER_FIRST.match(text) else []
+        return itertools.chain(first, (m.start() + 1 for m in _HEADER.finditer(text)))
+    return (start for start in lines if _HEADER_FIRST.match(text, start))
+
+
 def parse(doc: DocText) -> Iterator[Item]:
     """Every whitespace table with a dimension column and unit-bearing value columns."""
     text = doc.text
     envs: dict[int, _Env] = {}  # by start of the environment block: read once per block
-    first = [0] if _HEADER_FIRST.match(text) else []
     resume = 0
-    for start in itertools.chain(first, (m.start() + 1 for m in _HEADER.finditer(text))):
+    for start in _header_starts(text):
         if start < resume:
             continue
         end = doc.line_bounds(start)[1]
@@ -359,8 +374,8 @@ def _environment(doc: DocText, header_start: int, cache: dict[int, _Env]) -> tup
     """The environment block governing a table: bullets from the heading above to it."""
     window_start = max(0, header_start - CONTEXT_WINDOW)
     above = doc.text[window_start:header_start]
-    headings = list(_HEADING.finditer(above))
-    block = window_start + (headings[-1].end() if headings else 0)
+    heading = last_line_match(above, _HEADING, "#")
+    block = window_start + (heading.end() if heading else 0)
     if block in cache:
         return block, cache[block]
     env = _Env()

@@ -12,8 +12,9 @@ most of them occur, paid 150 ms for 130 such scans. In a large text, one hypersc
 over all the patterns' leading literals (every match starts with its literal) says
 where each literal occurs, and each pattern is tried there alone (``pattern.match``),
 skipping occurrences inside its previous match, as ``finditer`` would: the same matches.
-A pattern without a leading literal, or whose literal is one or two characters (they
-occur everywhere) or occurs more than DENSE times, is scanned with ``finditer`` as before.
+A pattern without a leading literal, or whose literal is not worth locating (_locatable:
+one or two bytes, or markup alone) or occurs more than DENSE times, is scanned with
+``finditer`` as before, where its literal occurs at all.
 """
 
 from __future__ import annotations
@@ -196,8 +197,8 @@ _WORDY = re.compile(rb"[A-Za-z0-9\x80-\xff]")  # a letter or digit, or a byte of
 
 def _prefilter(patterns: Patterns) -> tuple[object, list[int]] | None:
     """A hyperscan database of the patterns' leading literals (ids: their index), and each
-    pattern's literal length in bytes: 0 for a short literal (reported once), -1 for none;
-    None without hyperscan or without any literal. Built once."""
+    pattern's literal length in bytes: 0 for one not worth locating (reported once, to say
+    it occurs), -1 for none; None without hyperscan or without any literal. Built once."""
     try:
         return _PREFILTERS[patterns]
     except KeyError:

@@ -25,7 +25,8 @@
     pass lines (a predictor's optimisation as Paddle prints it), of a test session (passes,
     a gtest case, its latency line), of gtest lines, of latency lines only, of Paddle
     profiler reports; the vLLM / trtexec / nsys samples of tests/fixtures/modern repeated;
-    110 KB tensor-dump lines; a log without its last newline; and the real documents of
+    110 KB tensor-dump lines; a log without its last newline; the sparse log with a Chinese
+    comment on every line (full-width punctuation, which NFKC changes); the real documents of
     tests/fixtures and data/samples (issue comments, tester logs, profiler reports, PR
     tables, tool outputs) laid end to end and repeated. Each --mix-mb big and 1 MB
     for the fixed costs, ingested with `python -m ingest auto FILE --db fresh` WITH its
@@ -518,6 +519,11 @@ MODERN_SAMPLES = (
 )
 
 
+# A Chinese comment a test script appends to its lines: full-width punctuation that NFKC
+# makes ASCII, and ideographs it leaves as they are.
+CHINESE = " # 第{n}次（预测）：算子耗时，见上。\n"
+
+
 def _latency(rng: random.Random, n: int) -> str:
     return LATENCY.format(us=rng.randrange(10**6), n=5000 + n, ms=rng.uniform(6, 7))
 
@@ -633,6 +639,9 @@ def _block(mix: str, rng: random.Random, n: int) -> str:
     latency = _latency(rng, n)
     if mix in ("sparse", "no-final-newline"):
         return "".join(_noise(rng, k) for k in range(50)) + latency
+    if mix == "chinese":
+        lines = [_noise(rng, k) for k in range(50)] + [latency]
+        return "".join(line[:-1] + CHINESE.format(n=k) for k, line in enumerate(lines))
     if mix == "session":  # the issue's: a predictor's passes, its gtest case, its latency
         return "".join([*_passes(rng, 48), *_gtest(rng, 2, n), latency])
     if mix == "passes":
@@ -658,6 +667,7 @@ MIXES = (
     "modern",
     "long-lines",
     "no-final-newline",
+    "chinese",
     "real-documents",
 )
 

@@ -296,7 +296,14 @@ def test_nfkc_equals_normalize_on_fixtures_and_variants():
             assert nfkc(body) == unicodedata.normalize("NFKC", body), variant
 
 
-def test_nfkc_equals_normalize_on_sparse_and_dense_strings():
+# nfkc's two ways with a character whose decomposition is one character: in the code units
+# at once (always: 0 characters a replacement), or each in its run (never).
+EVERY_WAY = pytest.mark.parametrize("singles_per_char", [10**12, 1, text_module.SINGLES_PER_CHAR])
+
+
+@EVERY_WAY
+def test_nfkc_equals_normalize_on_sparse_and_dense_strings(monkeypatch, singles_per_char):
+    monkeypatch.setattr(text_module, "SINGLES_PER_CHAR", singles_per_char)
     rng = random.Random(2026)
     ascii_ = [chr(c) for c in range(0x20, 0x7F)] + ["\n", "\r", "\t"]
     for _ in range(3000):
@@ -309,7 +316,8 @@ def test_nfkc_equals_normalize_on_sparse_and_dense_strings():
         assert nfkc(body) == unicodedata.normalize("NFKC", body), repr(body)
 
 
-def test_nfkc_equals_normalize_around_every_character_of_the_plane():
+@EVERY_WAY
+def test_nfkc_equals_normalize_around_every_character_of_the_plane(monkeypatch, singles_per_char):
     """Every character of the Basic Multilingual Plane, after and before the characters it
     may combine with (a letter, a combining accent, Hangul jamo of each kind, a syllable),
     16 characters a text so that each takes the path of a few unsafe runs."""
@@ -320,6 +328,7 @@ def test_nfkc_equals_normalize_around_every_character_of_the_plane():
         if len(canonical) == 2 and not canonical[0].startswith("<"):
             first, second = (chr(int(part, 16)) for part in canonical)
             before[second] = before.get(second, "") + first
+    monkeypatch.setattr(text_module, "SINGLES_PER_CHAR", singles_per_char)
     pad = "x" * 2048
     for first in range(0, len(codes), 16):
         body = pad.join(
@@ -328,6 +337,23 @@ def test_nfkc_equals_normalize_around_every_character_of_the_plane():
             for c in map(chr, codes[first : first + 16])
         )
         assert nfkc(body) == unicodedata.normalize("NFKC", body), body[:40]
+
+
+def test_nfkc_of_a_log_with_a_chinese_comment_on_every_line():
+    """Full-width punctuation on every line (replaced in the code units), an ellipsis and a
+    decomposed accent on some (left to their runs), a full-width letter before a combining
+    mark (replaced, then composed with it): as normalize makes it."""
+    lines = []
+    for n in range(3000):
+        line = f"I0719 10:14:{n % 60:02d}.5 7093 a.cc:{n}] 第{n}次（预测）：耗时，{n / 10:.1f}ms"
+        if n % 7 == 0:
+            line += "……"
+        if n % 11 == 0:
+            line += " Ｅ\u0301 e\u0301 ﬁ"
+        lines.append(line)
+    body = "\n".join(lines) + "\n"
+    assert nfkc(body) == unicodedata.normalize("NFKC", body)
+    assert "（" not in nfkc(body) and "É" in nfkc(body)
 
 
 def test_nfkc_unsafe_table_covers_compositions_beyond_the_plane():

@@ -203,6 +203,13 @@ if x_by == "time" and not points.empty:
     points = points[within]
 points["pr_link"] = pr_links([None] * len(points), points.pr_repo, points.pr_number)
 ok = points[points.status == "ok"]
+older = 0
+if by_param:
+    # Along a parameter, each line's newest value at each of its values: a history measured
+    # at one batch size drew a column of dots, and the line went up and down it.
+    newest = ok.sort_values("measured_at", kind="stable", na_position="first")
+    newest = newest.drop_duplicates(["series", x_by], keep="last").sort_index()
+    older, ok = len(ok) - len(newest), newest
 units = sorted(u for u in shown.unit.unique() if u is not None)
 unit = units[0] if len(units) == 1 else "mixed units"
 not_ok = points[points.status != "ok"]
@@ -249,6 +256,12 @@ else:
     ]
     if x_by == "time":
         notes.append("Pale bands: each line's usual level ± twice its noise (robust cv).")
+    if older:
+        along = x_by.replace("_", " ")
+        notes.append(
+            f"Each line's newest value at each {along}: {older} older measurements are"
+            " not drawn (x axis time shows them)."
+        )
     if not not_ok.empty:
         notes.append("Crosses along the bottom: runs that ran out of memory (no value).")
     st.caption(" ".join(notes))

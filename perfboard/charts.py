@@ -328,7 +328,16 @@ def trend_lines(
     if x_by not in ("time", "version"):
         data["at"] = pd.to_numeric(data[x_by], errors="coerce")
         data = data.dropna(subset=["at"]).sort_values(["series", "at"])
-        x = alt.X("at:Q", title=x_by.replace("_", " "), scale=alt.Scale(zero=False))
+        # A margin of 2 % each side: a point or an OOM cross at the largest value was cut
+        # in half by the plot's edge.
+        held = [data["at"]]
+        if statuses is not None and x_by in statuses.columns:
+            held.append(pd.to_numeric(statuses[x_by], errors="coerce"))
+        values = pd.concat(held).dropna()
+        lo, hi = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+        margin = (hi - lo) * 0.02 or max(abs(hi) * 0.02, 1.0)
+        scale = alt.Scale(zero=False, nice=False, domain=[lo - margin, hi + margin])
+        x = alt.X("at:Q", title=x_by.replace("_", " "), scale=scale)
     elif x_by == "version":
         data["order"] = data.groupby("series").cumcount()
         x = alt.X(

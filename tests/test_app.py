@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -174,6 +175,26 @@ def test_trends_draws_latency_along_batch_size_from_the_qa_tables(
     qa = table[table.batch_size.notna() & ~table.series.str.contains("simulated")]
     assert len(qa) == 20 and set(qa.seq_len) == {"128", "512"}
     assert dict(at.query_params) == {"metric": "latency", "x": "batch_size", "benchmark": "ernie"}
+    # The simulated nightly history sits at batch sizes 1 and 32: each line draws its newest
+    # value there, one point a batch size, and says the older ones are on the time axis.
+    [chart] = at.get("vega_lite_chart")
+    drawn = [
+        row
+        for named in chart.proto.datasets
+        for row in pa.ipc.open_stream(named.data.data).read_all().to_pylist()
+        if row.get("at") is not None and row.get("value") is not None
+    ]
+    at_32 = [r for r in drawn if "simulated" in r["series"] and r["at"] == 32]
+    assert len(at_32) == 2  # fp32 and int8, seq_len 128
+    assert len({(r["series"], r["at"]) for r in drawn}) == len(drawn)
+    conn = duckdb.connect(str(demo_db), read_only=True)
+    newest = conn.execute(
+        "SELECT arg_max(value, measured_at) FROM measurements JOIN series USING (series_id)"
+        " WHERE device LIKE '%simulated%' AND params->>'batch_size' = '32' GROUP BY series_id"
+    ).fetchall()
+    conn.close()
+    assert sorted(r["value"] for r in at_32) == pytest.approx(sorted(v for (v,) in newest))
+    assert "older measurements are not drawn (x axis time shows them)" in all_text(at)
 
 
 def test_trends_filters_narrow_the_series_and_the_url(

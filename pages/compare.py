@@ -149,9 +149,15 @@ def two_versions_part() -> None:
     first = pd.Timestamp(catalog["first"].min()).date()
     last = pd.Timestamp(catalog["last"].max()).date()
     days = (first, last)
+    # B defaults to the newest day a series was measured again, A to a week before it: the
+    # newest week in which something could have changed. The very last day may hold only
+    # documents measured once (the demo's newest is a pasted vLLM run of 2025), where every
+    # shared series was on par with itself.
+    again = catalog[catalog.points >= 2]
+    newest = pd.Timestamp((catalog if again.empty else again)["last"].max()).date()
     left, right = st.columns(2)
-    side_a = side_picker(left, "A", choices, days, max(first, last - timedelta(days=7)))
-    side_b = side_picker(right, "B", choices, days, last)
+    side_a = side_picker(left, "A", choices, days, max(first, newest - timedelta(days=7)))
+    side_b = side_picker(right, "B", choices, days, newest)
     st.caption(
         "A **version** side takes every value measured at that version; a **release** the "
         "values at the release's commit, else each series' last point before the release; a "

@@ -744,6 +744,19 @@ def test_compare_page_opens_two_versions_from_its_url(
     assert at.query_params["b_kind"] == "version"  # the view is its URL
 
 
+def test_compare_page_opens_on_the_newest_week_something_was_measured_again(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path
+) -> None:
+    """The demo's newest day is a vLLM run measured once (2025-05-22), where every shared
+    series would be on par with itself; its simulated ERNIE history ends 2020-03-29."""
+    at = run_page(monkeypatch, demo_db, "pages/compare.py")
+    assert [d.value.isoformat() for d in at.date_input] == ["2020-03-22", "2020-03-29"]
+    [table] = frames(at)
+    moved = table[~table.unchanged]
+    assert len(moved) == 4 and moved.series.str.contains("simulated").all()
+    assert {m.label: m.value for m in at.metric}["Worse in B"] == "4"
+
+
 def test_compare_page_tests_significance_between_two_commits(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

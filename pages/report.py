@@ -26,7 +26,7 @@ pickers = st.container(horizontal=True, wrap=True, gap="medium")
 label = pickers.selectbox(
     "Week (weeks with data, newest first)",
     labels,
-    key=url_state(PAGE, "week", labels, labels[0]),
+    key=url_state(PAGE, "week", labels, report.week_label(report.default_week(weeks))),
     width=PICKER_PX,
 )
 # "" for every project, not None: a selectbox whose value is None shows "Choose an option".

@@ -126,6 +126,15 @@ def week_label(monday: date) -> str:
     return f"{year}-W{week:02d}"
 
 
+def default_week(weeks: pd.DataFrame) -> date:
+    """The week a report opens on (queries.report_weeks, newest first): the newest in which
+    a series measured before was measured again, else the newest. A store measured
+    nightly opens on this week; the demo, whose newest week holds one vLLM run measured
+    once, opens on the last week of its ERNIE history, not on a report of single dots."""
+    again = weeks[weeks.repeated]
+    return pd.Timestamp((again if not again.empty else weeks).monday.iloc[0]).date()
+
+
 # -- building it -------------------------------------------------------------------------------
 
 

@@ -176,7 +176,7 @@ def _warm_ops_losses(path: Path | str) -> None:
 
 
 def warm_report(path: Path | str) -> None:
-    """The weekly report as its page opens (the newest week, every project), once, after
+    """The weekly report as its page opens (report.default_week, every project), once, after
     drawing.start(): the first report of a server process paid 0.4 s more than the next
     (imports, Altair's first charts, each drawing process's first chart). Not read again
     after an ingest: the report reads every table, and 0.6 s of the server's time per
@@ -186,13 +186,12 @@ def warm_report(path: Path | str) -> None:
     try:
         weeks = _cached(queries.report_weeks, path, ())
         if not weeks.empty:
-            newest = pd.Timestamp(weeks.monday.iloc[0]).date()
-            _cached(report.render, path, (newest, None))
+            _cached(report.render, path, (report.default_week(weeks), None))
     except (duckdb.Error, errors.StoreError, OSError):
         pass  # the page says what is wrong when it is opened
     except Exception:  # a report that cannot be drawn: the page shows its error; the
         # server's warm-up thread, which goes on to keep the pages warm, must not end here
-        logging.getLogger("perfboard.ui").exception("the newest week's report failed")
+        logging.getLogger("perfboard.ui").exception("the report the page opens on failed")
 
 
 def keep_warm(path: Path | str, seen: Hashable) -> Hashable:

@@ -7,6 +7,7 @@ from datetime import datetime
 import duckdb
 import pandas as pd
 
+from perfboard.queries import summary
 from perfboard.queries.labels import MILESTONE_STEPS
 from perfboard.queries.labels import SERIES_LABEL as _SERIES_LABEL
 
@@ -190,14 +191,24 @@ def week_quality(
 
 def report_weeks(conn: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The Mondays of the weeks something happened in (a measurement, a milestone, a PR
-    merged or opened), newest first: the weeks a report has something to say about."""
+    merged or opened), newest first: the weeks a report has something to say about.
+
+    `repeated`: the week holds the newest point of a series measured more than once, a
+    week in which a series could have moved (perfboard.report.default_week)."""
     return conn.execute(
-        """
-        SELECT DISTINCT date_trunc('week', happened)::DATE AS monday FROM (
-            SELECT DISTINCT measured_at AS happened FROM measurements
-            UNION ALL SELECT date FROM milestones
-            UNION ALL SELECT coalesce(merged_at, created_at) FROM pull_requests
-        ) WHERE happened IS NOT NULL
-        ORDER BY monday DESC
+        f"""
+        WITH weeks AS (
+            SELECT DISTINCT date_trunc('week', happened)::DATE AS monday FROM (
+                SELECT DISTINCT measured_at AS happened FROM measurements
+                UNION ALL SELECT date FROM milestones
+                UNION ALL SELECT coalesce(merged_at, created_at) FROM pull_requests
+            ) WHERE happened IS NOT NULL
+        ), repeated AS (
+            SELECT DISTINCT date_trunc('week', last)::DATE AS monday
+            FROM {summary.source(conn)} WHERE points >= 2 AND last IS NOT NULL
+        )
+        SELECT w.monday, r.monday IS NOT NULL AS repeated
+        FROM weeks w LEFT JOIN repeated r USING (monday)
+        ORDER BY w.monday DESC
         """
     ).df()

@@ -185,10 +185,24 @@ def two_versions_part() -> None:
             "measured on the same benchmarks."
         )
         return
+    # A change inside the series' own noise (twice its robust cv: the band Trends draws)
+    # that no t-test found significant is no verdict: a nightly series moves 1-2 % from
+    # run to run, and the demo's last week read "Worse in B: 4" on changes of 0.5-1.7 %.
+    cv = table.series_id.map(catalog.set_index("series_id").cv).astype(float)
+    quiet = (table.ratio - 1).abs() < 2 * cv
+    noise = table.verdict.isin(["better", "worse"]) & quiet & ~table.significant.fillna(False)
+    table.loc[noise, "verdict"] = "within noise"
     figures = figure_row()
     figures.metric("Shared series", len(table), width="content")
     figures.metric("Better in B", int((table.verdict == "better").sum()), width="content")
     figures.metric("Worse in B", int((table.verdict == "worse").sum()), width="content")
+    figures.metric(
+        "Within noise",
+        int(noise.sum()),
+        width="content",
+        help="Moved by less than twice the series' noise (robust cv), and no t-test says "
+        "otherwise: not counted as better or worse.",
+    )
     figures.metric(
         "Significant (p < 0.05)", int(table.significant.fillna(False).sum()), width="content"
     )

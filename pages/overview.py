@@ -74,14 +74,21 @@ else:
         format_value(v, u) for v, u in zip(headline.latest, headline.unit, strict=True)
     ]
     headline["vs last week"] = [
-        describe_change(v, w, d)
-        for v, w, d in zip(headline.latest, headline.week_ago, headline.direction, strict=True)
+        describe_change(v, w, d, cv)
+        for v, w, d, cv in zip(
+            headline.latest, headline.week_ago, headline.direction, headline.cv, strict=True
+        )
     ]
     # One point has nothing to compare with: no change, no trend (not "±0%").
     headline["vs first"] = [
-        describe_change(v, f, d) if n > 1 else ""
-        for v, f, d, n in zip(
-            headline.latest, headline.first, headline.direction, headline.points, strict=True
+        describe_change(v, f, d, cv) if n > 1 else ""
+        for v, f, d, n, cv in zip(
+            headline.latest,
+            headline.first,
+            headline.direction,
+            headline.points,
+            headline.cv,
+            strict=True,
         )
     ]
     headline["trend"] = [

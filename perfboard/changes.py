@@ -9,12 +9,17 @@ from __future__ import annotations
 import math
 
 
-def describe_change(now: float, then: float | None, direction: str) -> str:
-    """ "-5.0% better" for a latency that fell 5%; "" when there is nothing to compare."""
+def describe_change(now: float, then: float | None, direction: str, cv: float | None = None) -> str:
+    """ "-5.0% better" for a latency that fell 5%; "" when there is nothing to compare;
+    "+0.7% within noise" for a change under twice the series' noise (`cv`, its robust
+    coefficient of variation, when detection measured one): a nightly series moves by
+    1-2 % from run to run, which is neither better nor worse."""
     if then is None or now is None or math.isnan(then) or math.isnan(now) or then == 0:
         return ""
     relative = (now - then) / then
     if abs(relative) < 0.0005:
         return "±0%"
+    if cv is not None and not math.isnan(cv) and abs(relative) < 2 * cv:
+        return f"{relative:+.1%} within noise"
     better = relative < 0 if direction == "lower" else relative > 0
     return f"{relative:+.1%} {'better' if better else 'worse'}"

@@ -261,7 +261,7 @@ QUERY_READS: dict[str, Callable[..., Reads]] = {
         ids=lambda series_ids, max_points=0: series_ids,
     ),
     "perfboard.queries.store.counts": tables(*_MEASURED, "ingest_errors", "phases"),
-    "perfboard.queries.store.headline_series": tables("measurements", "series"),
+    "perfboard.queries.store.headline_series": tables("measurements", "series", "series_noise"),
     "perfboard.queries.store.ingest_errors": tables("ingest_errors"),
     "perfboard.queries.store.last_ingest": tables("sources"),
     "perfboard.queries.store.latest_per_series": of_project(

@@ -157,7 +157,7 @@ def source_errors(conn: duckdb.DuckDBPyConnection, uri: str) -> pd.DataFrame:
 
 def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd.DataFrame:
     """Each project's most-measured series (with its label), with latest, week-ago and
-    first values.
+    first values, and its noise as the last detection measured it (cv).
 
     "A week ago" is the last value at least 7 days before the series' latest one, so a
     series measured nightly and one measured monthly both compare with their own past.
@@ -182,8 +182,10 @@ def headline_series(conn: duckdb.DuckDBPyConnection, per_project: int = 3) -> pd
                arg_max(m.value, m.measured_at) AS latest,
                arg_max(m.value, m.measured_at)
                    FILTER (WHERE m.measured_at <= s.last - INTERVAL 7 DAY) AS week_ago,
-               arg_min(m.value, m.measured_at) AS first
+               arg_min(m.value, m.measured_at) AS first,
+               any_value(n.cv) AS cv
         FROM chosen s JOIN measurements m USING (series_id)
+        LEFT JOIN series_noise n USING (series_id)
         WHERE m.status = 'ok'
         GROUP BY ALL
         ORDER BY s.project, s.points DESC, s.last DESC, s.series_id  -- as ranked: no ties

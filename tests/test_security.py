@@ -470,6 +470,9 @@ SPLICED = {
     "perfboard/queries/store.py": {
         "summary.source(conn)": "queries.summary.source: a fixed subquery or the fixed NAME",
     },
+    "perfboard/queries/report.py": {
+        "summary.source(conn)": "queries.summary.source: a fixed subquery or the fixed NAME",
+    },
     "ingest/results.py": {
         "name": "a field name from the fixed REQUIRED / FIELDS",
         "kind": "a DuckDB type from the fixed FIELDS",

@@ -107,6 +107,11 @@ else:
             # (lower is better for a latency, higher for a throughput), and red on every
             # line read as "all worse"; "vs last week" says better or worse in words.
             "trend": st.column_config.LineChartColumn("trend", width="medium", color="#0072B2"),
+            # The label at most 400 px (its whole text in the cell's tooltip), the changes
+            # wide enough for "+0.7% within noise": auto widths cut both and the trend.
+            "series": st.column_config.TextColumn("series", width="large"),
+            "vs last week": st.column_config.TextColumn("vs last week", width=130),
+            "vs first": st.column_config.TextColumn("vs first", width=130),
             "last": st.column_config.DatetimeColumn("last measured", format="YYYY-MM-DD"),
         },
     )

@@ -251,7 +251,7 @@ if not ok.empty:
     )
     # A drift: the band from where its ramp starts (the last point before it) to its end.
     since = changes.before_at.min() if alert.drifts == alert.series else None
-    chart = charts.with_change(chart, alert.after_at, since)
+    chart = charts.with_change(chart, alert.after_at, since, alert.kind == "improvement")
     st.altair_chart(charts.themed(chart), width="stretch", theme=None)
     if len(changes) > 8:
         st.caption(f"The 8 largest of {len(changes)} changes are drawn.")

@@ -567,21 +567,25 @@ def change_marks(changes: pd.DataFrame) -> list[alt.Chart]:
     return marks
 
 
-def with_change(chart: alt.TopLevelMixin, at: object, since: object = None) -> alt.TopLevelMixin:
-    """A dashed vermilion rule where a change was detected (at its first point after);
+def with_change(
+    chart: alt.TopLevelMixin, at: object, since: object = None, better: bool = False
+) -> alt.TopLevelMixin:
+    """A dashed rule where a change was detected (at its first point after), vermilion,
+    or green for a change that made the metric `better` (as change_marks colours them);
     for a drift, `since` its start, a light band over the ramp from there to `at`."""
     if at is None or pd.isna(at):
         return chart
+    colour = GAIN if better else LOSS
     rule = (
         alt.Chart(pd.DataFrame({"at": [at]}))
-        .mark_rule(color=LOSS, strokeDash=[6, 3], strokeWidth=1.5)
+        .mark_rule(color=colour, strokeDash=[6, 3], strokeWidth=1.5)
         .encode(x="at:T", tooltip=[alt.Tooltip("at:T", title="change", format="%Y-%m-%d %H:%M")])
     )
     if since is None or pd.isna(since):
         return alt.layer(chart, rule)
     band = (
         alt.Chart(pd.DataFrame({"since": [since], "at": [at]}))
-        .mark_rect(color=LOSS, opacity=0.12)
+        .mark_rect(color=colour, opacity=0.12)
         .encode(
             x="since:T",
             x2="at:T",

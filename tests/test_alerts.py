@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from ingest.results import write_records
-from perfboard import alerts, db, queries
+from perfboard import alerts, charts, db, queries
 from perfboard.__main__ import main as perfboard_main
 from tests.conftest import ingest
 from tests.test_app import run_page
@@ -181,7 +181,10 @@ def test_alerts_page_lists_opens_and_triages(store: Path, monkeypatch: pytest.Mo
     assert len(table) == 2 and set(table.kind.str[0]) == {"improvement"}  # a pill each
     one = run_page(monkeypatch, store, "pages/alerts.py", alert=key)
     assert {m.label: m.value for m in one.metric}["Series that moved"] == "2"
-    assert len(one.get("vega_lite_chart")) == 1
+    [chart] = one.get("vega_lite_chart")
+    # An improvement: its rule green, as Trends colours the changes (it was always vermilion).
+    rules = [layer["mark"] for layer in json.loads(chart.proto.spec)["layer"] if "mark" in layer]
+    assert {"type": "rule", "color": charts.GAIN, "strokeDash": [6, 3], "strokeWidth": 1.5} in rules
     one.selectbox[0].set_value("acknowledged")
     one.text_area[0].input("<script>alert(1)</script> seen on P4")
     one.text_input[0].input("xreki")

@@ -144,9 +144,9 @@ def _unquoted(text: str) -> str:
     return "".join(parts)
 
 
-# nfkc replaces the one-character decompositions in the code units when there is more than
-# one a SINGLES_PER_CHAR characters: that costs about 4 ns a character of the text (a copy
-# of its code units, and their decoding), where each run it spares nfkc's loop costs 1-3 us.
+# nfkc replaces the one-character decompositions in the code units when they are more than
+# one in SINGLES_PER_CHAR characters of the text: that costs about 4 ns a character (a copy
+# of the code units, and their decoding), where each run it spares nfkc's loop costs 1-3 us.
 SINGLES_PER_CHAR = 1000
 
 

@@ -77,6 +77,15 @@ measured = query(queries.source_measurements, source_id, int(line) if line else 
 if measured.empty:
     st.caption(f"No measurement on line {line}." if line else "This document holds no measurement.")
 else:
+    # A result file's records keep their fields, not their text: a column of "—" on every
+    # row said nothing (the demo's nightly history opens this page).
+    textless = not measured.raw.fillna("").astype(bool).any()
+    if textless:
+        measured = measured.drop(columns="raw")
+        st.caption(
+            "A result file: its records are read field by field, and their text is not kept "
+            "with the values (click a row to see its line in the file)."
+        )
     picked = st.dataframe(
         measured,
         hide_index=True,

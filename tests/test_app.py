@@ -565,6 +565,11 @@ def test_a_line_typed_on_the_sources_page_goes_in_the_url(
     at = run_page(monkeypatch, demo_db, "pages/sources.py")
     assert at.number_input[0].value is None  # every line
     assert set(at.query_params) == {"source"}
+    # It opens on the demo's nightly history, a result file: no column of empty texts.
+    assert "Parser: results · kind: results" in all_text(at)
+    measured = next(f for f in frames(at) if "value" in f.columns and "line" in f.columns)
+    assert "raw" not in measured.columns and len(measured) > 300
+    assert "A result file: its records are read field by field" in all_text(at)
     at.number_input[0].set_value(8).run()
     assert at.query_params["line"] == "8"
     at.number_input[0].set_value(None).run()

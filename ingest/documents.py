@@ -214,6 +214,7 @@ def _count(found: Found) -> int:
         + len(found.phases)
         + len(found.profile_events)
         + len(found.passes)
+        + len(found.claims)  # a PR description's claims: read by "claims", not by "none"
     )
 
 

@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from perfboard import charts, compare, queries
+from perfboard.changes import within_noise
 from perfboard.links import pr_links, safe_https
 from perfboard.markup import md_escape
 from perfboard.queries.labels import MISSING, unique_labels
@@ -185,11 +186,11 @@ def two_versions_part() -> None:
             "measured on the same benchmarks."
         )
         return
-    # A change inside the series' own noise (twice its robust cv: the band Trends draws)
+    # A change inside the series' own noise band (changes.within_noise: Trends draws it)
     # that no t-test found significant is no verdict: a nightly series moves 1-2 % from
     # run to run, and the demo's last week read "Worse in B: 4" on changes of 0.5-1.7 %.
     cv = table.series_id.map(catalog.set_index("series_id").cv).astype(float)
-    quiet = (table.ratio - 1).abs() < 2 * cv
+    quiet = within_noise(table.ratio - 1, cv)
     noise = table.verdict.isin(["better", "worse"]) & quiet & ~table.significant.fillna(False)
     table.loc[noise, "verdict"] = "within noise"
     figures = figure_row()

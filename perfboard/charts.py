@@ -19,6 +19,8 @@ import altair as alt
 import pandas as pd
 from altair.utils import schemapi
 
+from perfboard.changes import NOISE_BAND_CVS
+
 # Okabe & Ito (2008): safe for protanopia, deuteranopia and tritanopia.
 OKABE_ITO = (
     "#0072B2",
@@ -431,9 +433,12 @@ def noise_bands(noise: pd.DataFrame, y_title: str, scale: alt.Scale, color: alt.
     time it spans: a point outside it is worth a look, one inside it is noise."""
     data = noise.dropna(subset=["level", "cv"]).copy()
     # Two robust standard deviations each side: about 95 % of a quiet series' runs.
-    data["low"] = data["level"] * (1 - 2 * data["cv"])
-    data["high"] = data["level"] * (1 + 2 * data["cv"])
-    data["noise"] = data["cv"].map(lambda cv: f"± {2 * cv:.1%} (2 × cv {cv:.1%})")
+    width = NOISE_BAND_CVS * data["cv"]
+    data["low"] = data["level"] * (1 - width)
+    data["high"] = data["level"] * (1 + width)
+    data["noise"] = data["cv"].map(
+        lambda cv: f"± {NOISE_BAND_CVS * cv:.1%} ({NOISE_BAND_CVS} × cv {cv:.1%})"
+    )
     return (
         alt.Chart(data)
         .mark_rect(

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from ingest.results import write_records
 from perfboard import alerts, charts, db, queries
 from perfboard.__main__ import main as perfboard_main
 from tests.conftest import ingest
-from tests.test_app import run_page
+from tests.test_app import chart_rows, run_page
 from tests.test_results import RECORD
 
 START = datetime(2020, 1, 1)
@@ -321,13 +320,7 @@ def test_trends_draws_the_steps_and_the_drift_detection_found(
     marks = [layer["mark"] for layer in spec["layer"]]
     assert {"type": "rule", "strokeDash": [6, 3], "strokeWidth": 1.5} in marks
     assert {"type": "rect", "opacity": 0.15} in marks
-    # Streamlit sends the chart's datasets as Arrow IPC streams beside the spec.
-    rows = [
-        row
-        for named in chart.proto.datasets
-        for row in pa.ipc.open_stream(named.data.data).read_all().to_pylist()
-        if "shape" in row
-    ]
+    rows = [row for row in chart_rows(chart) if "shape" in row]
     steps = sorted(r["change_pct"] for r in rows if r["shape"] == "step")
     # 10 -> 9.5 -> 8.4 ms in each of the two series, under 1 % noise
     assert steps == pytest.approx([-11.6, -11.6, -5.0, -5.0], abs=0.5)

@@ -33,6 +33,16 @@ def frames(at: AppTest) -> list:
     return [d.value for d in at.dataframe]
 
 
+def chart_rows(chart: object) -> list[dict]:
+    """Every row of every dataset of an AppTest chart: Streamlit sends them as Arrow IPC
+    streams beside the spec."""
+    return [
+        row
+        for named in chart.proto.datasets  # type: ignore[attr-defined]
+        for row in pa.ipc.open_stream(named.data.data).read_all().to_pylist()
+    ]
+
+
 def test_overview_lists_what_the_demo_holds(monkeypatch: pytest.MonkeyPatch, demo_db: Path) -> None:
     at = run_app(monkeypatch, demo_db)
     metrics = {m.label: m.value for m in at.metric}
@@ -185,8 +195,7 @@ def test_trends_draws_latency_along_batch_size_from_the_qa_tables(
     [chart] = at.get("vega_lite_chart")
     drawn = [
         row
-        for named in chart.proto.datasets
-        for row in pa.ipc.open_stream(named.data.data).read_all().to_pylist()
+        for row in chart_rows(chart)
         if row.get("at") is not None and row.get("value") is not None
     ]
     at_32 = [r for r in drawn if "simulated" in r["series"] and r["at"] == 32]

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 from ingest import cli
@@ -389,7 +388,7 @@ def test_git_results_reads_each_file_at_its_last_revision(tmp_path, capsys) -> N
 def test_trends_marks_the_releases_of_the_walked_clone(paddle, tmp_path, monkeypatch) -> None:
     from ingest.results import write_records
     from tests.conftest import ingest
-    from tests.test_app import run_page
+    from tests.test_app import chart_rows, run_page
 
     clone, shas = paddle
     store = tmp_path / "trends.duckdb"
@@ -410,12 +409,7 @@ def test_trends_marks_the_releases_of_the_walked_clone(paddle, tmp_path, monkeyp
     assert ingest("results", str(runs), "--db", str(store)) == 0
     at = run_page(monkeypatch, store, "pages/trends.py", metric="latency")
     [chart] = at.get("vega_lite_chart")
-    # Streamlit sends the chart's datasets as Arrow IPC streams beside the spec.
-    values = [
-        row
-        for named in chart.proto.datasets
-        for row in pa.ipc.open_stream(named.data.data).read_all().to_pylist()
-    ]
+    values = chart_rows(chart)
     tags = {row["tag"] for row in values if "tag" in row}
     assert tags == {"v1.6.0", "v1.6.1", "v1.7.0"}  # all three fall within Jan 2-12
     # The version as the tooltip shows it (its first 10 characters: these are 8 long).

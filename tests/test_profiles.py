@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from ingest.parsers import passes as pass_parser
 from ingest.parsers import profiler
 from ingest.text import DocText
-from perfboard import profiles, queries, ui
+from perfboard import charts, profiles, queries, ui
 from perfboard.model import PassApplied, ProfileEvent
 from tests.conftest import ingest, sample_doc, text_doc
 from tests.parsers.test_profiler import CPU_REPORT, HEADER, MUL, NEW_REPORT
@@ -98,6 +98,26 @@ def test_breakdown_of_the_fc_elementwise_layernorm_run() -> None:
     assert total.coverage == pytest.approx(0.866, abs=1e-3) and not total.complete
     assert total.smallest == 4204.46
     assert profiles.layout(events) == "GPU report (CPU and GPU time)"
+
+
+def test_the_breakdown_chart_labels_its_long_bars_inside_their_end() -> None:
+    # fc 24,269.7 ms and the fused op 17,699.9 ms (73 % of fc) hold their labels; matmul
+    # and the rest, under 60 % of fc, have theirs right of the bar. Right of fc, an
+    # 800 px window cut "24,270 ms · 34.6" (issue 16).
+    rows = profiles.breakdown(events_of(sample_doc(FUSION)))
+    spec = charts.profile_breakdown(rows).to_dict()
+    bars, outside, inside = spec["layer"]
+    assert bars["encoding"]["x"]["scale"]["domain"] == [0, pytest.approx(24269.7 * 1.02)]
+    assert (outside["mark"]["align"], inside["mark"]["align"]) == ("left", "right")
+    assert inside["mark"]["color"] == "#1a1a1a"  # over the orange GPU part
+    data = spec["datasets"][inside["data"]["name"]]
+    held = {row["text"]: row["inside"] for row in data}
+    assert held == {
+        "24,270 ms · 34.6%": True,
+        "17,700 ms · 25.2%": True,
+        **{text: False for text in held if not text.startswith(("24,270", "17,700"))},
+    }
+    assert sum(not inside for inside in held.values()) == 3
 
 
 def test_the_demo_reports_are_older_layouts_without_nesting_or_memcpy() -> None:

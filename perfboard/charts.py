@@ -96,14 +96,18 @@ def tooltip(entries: Sequence[tuple[str, str] | tuple[str, str, str]]) -> dict[s
 
 
 def themed(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Fonts that draw Chinese, quiet grid, readable label sizes; drawn unchecked (below)."""
-    styled = (
-        chart.configure(font=FONT)
-        .configure_axis(labelFontSize=12, titleFontSize=13, gridOpacity=0.4)
-        .configure_legend(labelFontSize=12, titleFontSize=12)
-        .configure_view(strokeOpacity=0)
+    """Fonts that draw Chinese, quiet grid, readable label sizes; drawn unchecked (below).
+
+    The chart itself is themed and returned. Altair's configure() copies a chart, and a
+    layered chart's copy combines every layer's parameters again and checks the result:
+    four of them were 40 ms of a Trends run, whose chart has ten layers."""
+    chart.config = alt.Config(
+        font=FONT,
+        axis=alt.AxisConfig(labelFontSize=12, titleFontSize=13, gridOpacity=0.4),
+        legend=alt.LegendConfig(labelFontSize=12, titleFontSize=12),
+        view=alt.ViewConfig(strokeOpacity=0),
     )
-    return styled if CHECK_SPECS else _unchecked(styled)
+    return chart if CHECK_SPECS else _unchecked(chart)
 
 
 def theme_config() -> dict[str, Any]:

@@ -234,7 +234,7 @@ def phase_steps(
             .mark_text(align="right", dx=-2, dy=-7, color=color, fontSize=12)
             .encode(y="y:Q", x=alt.value("width"), text="name:N")
         )
-    return alt.layer(*layers).properties(height=320)
+    return alt.layer(*layers, height=320)
 
 
 def phase_waterfall(milestones: pd.DataFrame, unit: str) -> alt.Chart:
@@ -424,7 +424,7 @@ def trend_lines(
         layers.append(status_marks(statuses, x_by, color))
     # The legend is drawn inside the chart's height: each series' line of it gets room.
     height = 340 + 18 * int(pd.concat([data["series"], _series_of(statuses)]).nunique())
-    return alt.layer(*layers).properties(height=height)
+    return alt.layer(*layers, height=height)
 
 
 def _series_of(frame: pd.DataFrame | None) -> pd.Series:
@@ -654,7 +654,7 @@ def phases_timeline(milestones: pd.DataFrame, unit: str) -> alt.LayerChart:
     points = base.mark_point(filled=True, size=70, cursor="pointer", tooltip=tips).encode(
         href=PR_HREF
     )
-    return alt.layer(lines, points).properties(height=320)
+    return alt.layer(lines, points, height=320)
 
 
 def ratio_lines(
@@ -720,7 +720,7 @@ def ratio_lines(
     )
     # The legend is drawn inside the chart's height: each pair's line of it gets its room.
     height = 320 + 18 * int(data["pair"].nunique())
-    return alt.layer(rule, label, lines, marks).properties(height=height)
+    return alt.layer(rule, label, lines, marks, height=height)
 
 
 def attribution_waterfall(
@@ -809,7 +809,7 @@ def attribution_waterfall(
         .mark_text(dy=-8, fontSize=12, color="#333333")
         .encode(x=x, y=alt.Y("top:Q", scale=scale), text="text:N")
     )
-    return alt.layer(levels, steps, labels).properties(height=340)
+    return alt.layer(levels, steps, labels, height=340)
 
 
 # -- profiles ---------------------------------------------------------------------------------
@@ -901,7 +901,7 @@ def profile_breakdown(rows: pd.DataFrame, top: int = 30) -> alt.LayerChart:
     inside = label.transform_filter("datum.inside").mark_text(
         align="right", dx=-4, fontSize=12, color="#1a1a1a" if split else "white"
     )
-    return alt.layer(bars, outside, inside).properties(height=_bar_height(len(data)))
+    return alt.layer(bars, outside, inside, height=_bar_height(len(data)))
 
 
 def _ms(value: float, signed: bool = False) -> str:
@@ -997,6 +997,6 @@ def profile_diff(rows: pd.DataFrame, top: int = 30) -> alt.LayerChart:
         .encode(x=origin, text="text:N")
     )
     zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="#333333").encode(x=origin)
-    return alt.layer(changed, one_side, zero, labels_right, labels_left).properties(
-        height=_bar_height(len(data))
+    return alt.layer(
+        changed, one_side, zero, labels_right, labels_left, height=_bar_height(len(data))
     )

@@ -678,6 +678,26 @@ def test_page_shows_nested_events_and_the_memcpy_summary(
     assert "\\[x\\]\\(javascript\\:alert\\(1\\)\\)" in heading and "](javascript" not in heading
 
 
+def test_a_parents_nested_events_are_drawn_once_its_expander_is_opened(
+    monkeypatch: pytest.MonkeyPatch, layouts_db: Path
+) -> None:
+    keys = keys_by_file(layouts_db)
+    at = run_page(monkeypatch, layouts_db, "pages/profiles.py", run=keys["new.md"])
+    events = [list(f.event) for f in frames(at)]
+    assert events == [  # the run's events and the memcpy summary, nothing nested
+        ["fused_embedding_eltwise_layernorm", "mul"],
+        ["GpuMemcpy", "↳ GpuMemcpyAsync", "↳ GpuMemcpySync"],
+    ]
+    (box,) = at.expander
+    at.session_state[box.key] = True  # as a click on it does
+    at.run()
+    assert [list(f.event) for f in frames(at)][1] == [
+        "↳ fused_embedding_eltwise_layernorm/compute",
+        "\u2003↳ GpuMemcpyAsync:CPU->GPU",
+        "↳ GpuMemcpySync:GPU->CPU",
+    ]
+
+
 def test_page_compares_a_cpu_only_report_with_a_gpu_one(
     monkeypatch: pytest.MonkeyPatch, layouts_db: Path
 ) -> None:

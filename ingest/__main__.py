@@ -10,8 +10,9 @@ import sys
 # the command) and the collector runs as usual from there on.
 gc.disable()
 from ingest.cli import arrow_without_pandas, main  # noqa: E402
+from ingest.save import freeze_for_life  # noqa: E402
 
-gc.freeze()
+freeze_for_life()
 gc.enable()
 
 # Guarded: change detection over many points runs in spawned processes, which import this

@@ -97,10 +97,25 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        if not gc.get_freeze_count():
+        if not _frozen_for_life and not gc.get_freeze_count():
             gc.freeze()
             gc.unfreeze()
         gc.enable()
+
+
+# Set by freeze_for_life: then collector_paused knows objects are frozen without asking
+# gc.get_freeze_count(), which walks every frozen object. The command's some hundred
+# thousand took 4.6 ms a call: 40 % of each 4 MiB chunk a worker it forked parsed of a
+# sparse log, and two calls for every small document.
+_frozen_for_life = False
+
+
+def freeze_for_life() -> None:
+    """gc.freeze() every object made so far (a command's imports, which live as long as
+    it does and make no garbage), for good: collector_paused leaves them frozen."""
+    global _frozen_for_life
+    gc.freeze()
+    _frozen_for_life = True
 
 
 def now_utc() -> datetime:

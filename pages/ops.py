@@ -37,6 +37,9 @@ VERDICT_COLOURS = {"worse": charts.LOSS, "better": charts.GAIN, "same": "#7F7F7F
 ACCURACY_COLOURS = {"consistent": charts.GAIN, "diff": charts.LOSS}
 PAGE = "ops"  # the scope of this page's pickers in the session
 
+# PaddlePaddle/benchmark's op "null" (api/tests/null.py): the empty program, not a gap.
+NULL_OP = "null"
+
 
 def plural(n: int, word: str) -> str:
     """ "1 op", "2 ops"; "1 config and time", "2 configs and times"."""
@@ -248,10 +251,17 @@ if vs is not None:
                 "link": st.column_config.LinkColumn("source", display_text="open"),
             },
         )
+        null_op = (  # a name that reads like a missing value: say what it is
+            " The op named null is the op benchmark's empty program (api/tests/null.py: it"
+            " feeds one tensor and runs no op): its time is each framework's own cost of a"
+            " run."
+            if (view.op == NULL_OP).any()
+            else ""
+        )
         st.caption(
             "One row per op, config, device and direction: Paddle's latest result against "
             f"{md_escape(vs)}'s, matched by the op benchmark's own op name and config id. "
-            "Ratio = Paddle / other; the largest loss first."
+            "Ratio = Paddle / other; the largest loss first." + null_op
         )
 
     # -- one op over time --------------------------------------------------------------------

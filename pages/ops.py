@@ -252,9 +252,8 @@ if vs is not None:
             },
         )
         null_op = (  # a name that reads like a missing value: say what it is
-            " The op named null is the op benchmark's empty program (api/tests/null.py: it"
-            " feeds one tensor and runs no op): its time is each framework's own cost of a"
-            " run."
+            " The op named null is the op benchmark's empty program (it feeds one tensor and"
+            " runs no op): its time is each framework's own cost of a run."
             if (view.op == NULL_OP).any()
             else ""
         )

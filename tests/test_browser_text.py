@@ -39,8 +39,9 @@ pytestmark = pytest.mark.browser
 RAW = re.compile(r"(?<![A-Za-z0-9_])(?:None|null|undefined|nan|NaN|NaT)(?![A-Za-z0-9_])|<NA>")
 # PaddlePaddle/benchmark#380 names an op "null": the empty program, whose time is the
 # framework's own overhead. It is the op's name as the document writes it, not a missing
-# value: its series are "op/null · ...", its Ops row and picker option "null".
-OP_NAMED_NULL = re.compile(r"(?<=op/)null(?![A-Za-z0-9_])")
+# value: its series are "op/null · ...", its Ops row and picker option "null", and the Ops
+# table's caption says what "the op named null" is.
+OP_NAMED_NULL = re.compile(r"(?:(?<=op/)|(?<=op named ))null(?![A-Za-z0-9_])")
 OP_COLUMNS = {"op", "Op"}
 # A series named by its params' JSON ({"batch_size":1, ...}) instead of its label.
 # Streamlit's placeholders of a selectbox whose value is None and of an empty multiselect:

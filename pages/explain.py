@@ -193,7 +193,9 @@ if ranked.empty:
     st.stop()
 ranked["link"] = pr_links([None] * len(ranked), ranked.pr_repo, ranked.pr_number)
 st.dataframe(
-    ranked[["rank", "kind", "what", "how_much", "evidence", "link"]],
+    # The PR beside its kind: last, after two wide columns, it was scrolled out of sight
+    # at 1440 px.
+    ranked[["rank", "kind", "link", "what", "how_much", "evidence"]],
     hide_index=True,
     placeholder=MISSING,
     width="stretch",

@@ -157,6 +157,8 @@ def test_explain_page_from_an_alert(fusion: Path, monkeypatch: pytest.MonkeyPatc
     conn.close()
     at = run_page(monkeypatch, fusion, "pages/explain.py", alert=key)
     [table] = [d.value for d in at.dataframe]
+    # The PR beside its kind, in sight: after the two wide columns it was scrolled away.
+    assert list(table.columns) == ["rank", "kind", "link", "what", "how_much", "evidence"]
     assert table["what"].iloc[0] == "Add a pass to fuse fc+elementwise_add+layernorm"
     assert table["link"].iloc[0] == "https://github.com/PaddlePaddle/Paddle/pull/19776"
     assert "fused_fc_elementwise_layernorm appeared" in set(table["what"])

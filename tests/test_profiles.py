@@ -234,6 +234,20 @@ def test_diff_of_the_profile_report_against_the_fusion_run() -> None:
     assert len(notes) == 2 and all("table was cut" in n for n in notes)
 
 
+def test_the_diff_chart_gives_both_sides_of_zero_the_same_room() -> None:
+    # mul disappeared (-32,332 ms) and fc appeared (+24,270 ms): the right side, which
+    # holds mul's label "disappeared · 32,332 ms in A", is as wide as the left. With 43 %
+    # of the width it was cut at 800 px; a label longer than its side ends in "…".
+    before, after = events_of(sample_doc(REPORT)), events_of(sample_doc(FUSION))
+    spec = charts.profile_diff(profiles.diff(before, after)).to_dict()
+    changed, _one_side, _zero, labels_right, labels_left = spec["layer"]
+    assert changed["encoding"]["x"]["scale"]["domain"] == [-32332.5, 32332.5]
+    data = spec["datasets"][labels_right["data"]["name"]]
+    assert "disappeared · 32,332 ms in A" in {row["text"] for row in data}
+    assert labels_right["mark"]["limit"] == {"expr": "max(width - scale('x', 0) - 8, 0)"}
+    assert labels_left["mark"]["limit"] == {"expr": "max(scale('x', 0) - 8, 0)"}
+
+
 def test_an_op_missing_below_a_cut_table_is_below_its_cut_not_gone() -> None:
     """B (2019-09-11) is a top-N table: its rows list 87% of its run and stop at softmax,
     4,204 ms. reshape2 took 1,970 ms in A: below B's last row, so B may hold it unlisted.

@@ -281,9 +281,14 @@ else:
     if x_by == "time" and not changes.empty:
         drifts = int((changes["shape"] == "drift").sum())
         steps = len(changes) - drifts
+        bands = (  # charts.change_marks: one line's bands at a time when several are drawn
+            "bands over the ramp of the line picked in the legend"
+            if ok.series.nunique() > 1
+            else "bands over the ramp"
+        )
         st.caption(
             f"Detected: {steps} step{'s' * (steps != 1)} (dashed rules) and {drifts} "
-            f"drift{'s' * (drifts != 1)} (bands over the ramp), vermilion when worse, green "
+            f"drift{'s' * (drifts != 1)} ({bands}), vermilion when worse, green "
             "when better; Alerts has each with its suspects and triage."
         )
 if not not_ok.empty:

@@ -42,6 +42,7 @@ PR_HREF = alt.HrefValue(
     condition={"test": "isValid(datum.pr_link)", "field": "pr_link", "type": "nominal"},
 )
 CLICKED_POINT = "point"  # the selection a click on a chart's point makes (its source, line)
+LEGEND_PICK = "picked"  # the series a click on a trend chart's legend shows alone
 MEASURED, BASELINE, TARGET, GAIN, LOSS = "#0072B2", "#7F7F7F", "#009E73", "#009E73", "#D55E00"
 FONT = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, sans-serif"
 PR_MARK, OOM_MARK = "#56B4E9", "#D55E00"
@@ -393,7 +394,7 @@ def trend_lines(
     if interactive:
         # (A scale bound to a selection clips the marks: SVG clip ids the report's static
         # drawing would number by how many charts the process drew before it.)
-        picked = alt.selection_point(fields=["series"], bind="legend", name="picked")
+        picked = alt.selection_point(fields=["series"], bind="legend", name=LEGEND_PICK)
         zoom = alt.selection_interval(encodings=["x"], bind="scales", name="zoom")
         shown = alt.OpacityValue(value=0.12, condition={"param": picked.name, "value": 1.0})
         base = base.encode(opacity=shown)
@@ -419,7 +420,9 @@ def trend_lines(
         start, end = data["measured_at"].min(), data["measured_at"].max()
         within = changes[(changes.after_at >= start) & (changes.before_at <= end)]
         if not within.empty:
-            layers = change_marks(within) + layers  # bands under the lines
+            several = interactive and data["series"].nunique() > 1
+            marks = change_marks(within, picked=LEGEND_PICK if several else None)
+            layers = marks + layers  # bands under the lines
     if statuses is not None and not statuses.empty:
         layers.append(status_marks(statuses, x_by, color))
     # The legend is drawn inside the chart's height: each series' line of it gets room.
@@ -506,6 +509,25 @@ def status_marks(statuses: pd.DataFrame, x_by: str, color: alt.Color) -> alt.Cha
     )
 
 
+# Of PRs closer than this share of the time axis only the first is labelled (about 60 px
+# of a 1440 px window's chart, 35 px at 800 px: "#22424" is 35 px): a phase's milestones a
+# week apart piled their numbers into one smudge on a two-year axis.
+PR_LABEL_GAP = 0.06
+
+
+def _spaced(prs: pd.DataFrame, start: object, end: object) -> pd.DataFrame:
+    """The PRs to label: in time order, each at least PR_LABEL_GAP of the axis after the
+    last one labelled. The others keep their rule, tooltip and click."""
+    gap = (pd.Timestamp(end) - pd.Timestamp(start)) * PR_LABEL_GAP
+    prs = prs.sort_values("measured_at", kind="stable")
+    kept, last = [], None
+    for i, at in zip(prs.index, prs["measured_at"], strict=True):
+        if last is None or at - last >= gap:
+            kept.append(i)
+            last = at
+    return prs.loc[kept]
+
+
 def pr_rules(prs: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:
     """Dotted rules at the PRs between `start` and `end`, labelled with their number a
     little below the release tags; a click opens the PR."""
@@ -524,7 +546,8 @@ def pr_rules(prs: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:
     rules = base.mark_rule(
         color=PR_MARK, strokeDash=[2, 3], strokeWidth=1.5, cursor="pointer", tooltip=tips
     )
-    labels = base.mark_text(
+    labels = alt.Chart(_spaced(within, start, end)).encode(x=alt.X("measured_at:T"), href=PR_HREF)
+    labels = labels.mark_text(
         align="left",
         baseline="top",
         dx=3,
@@ -537,10 +560,14 @@ def pr_rules(prs: pd.DataFrame, start: object, end: object) -> list[alt.Chart]:
     return [rules, labels]
 
 
-def change_marks(changes: pd.DataFrame) -> list[alt.Chart]:
+def change_marks(changes: pd.DataFrame, picked: str | None = None) -> list[alt.Chart]:
     """Detected changes on a time axis: a step as a dashed rule at its first point
     after, a drift as a light band over its ramp (from the last point before it to the
-    first at its new level); vermilion for a regression, green for an improvement."""
+    first at its new level); vermilion for a regression, green for an improvement.
+
+    `picked`: the name of the chart's legend selection of series. A drift's band is then
+    drawn while its series is picked, not always: the bands of many lines' drifts, each
+    over years of a slow ramp, laid a wall of green over the 10 M store's Trends."""
     data = changes.copy()
     data["change"] = data["change_pct"].map(lambda p: f"{p:+.1f} %")
     data["what"] = [
@@ -568,10 +595,15 @@ def change_marks(changes: pd.DataFrame) -> list[alt.Chart]:
         )
     drifts = data[data["shape"] == "drift"]
     if not drifts.empty:
+        opacity = (
+            alt.OpacityValue(0.15)
+            if picked is None
+            else alt.OpacityValue(0, condition={"param": picked, "empty": False, "value": 0.15})
+        )
         marks.append(
             alt.Chart(drifts)
-            .mark_rect(opacity=0.15)
-            .encode(x="before_at:T", x2="after_at:T", color=color, tooltip=tooltip)
+            .mark_rect()
+            .encode(x="before_at:T", x2="after_at:T", color=color, opacity=opacity, tooltip=tooltip)
         )
     return marks
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import altair as alt
 import pandas as pd
 
 from perfboard import charts
@@ -143,6 +144,68 @@ def test_trend_lines_zoom_pick_a_line_and_name_the_year() -> None:
     rules = [layer for layer in spec["layer"] if layer["mark"].get("color") == charts.PR_MARK]
     assert rules and data_of(chart, rules[0])[0]["pr"] == "#22424"
     assert rules[0]["encoding"]["href"]["condition"]["field"] == "pr_link"
+
+
+DRIFTS = pd.DataFrame(  # the 10 M store's kind: each line a slow ramp over two years
+    {
+        "series": ["a", "b"],
+        "shape": ["drift", "drift"],
+        "kind": ["improvement", "improvement"],
+        "change_pct": [-3.4, -3.6],
+        "before_at": pd.to_datetime(["2018-03-18", "2018-03-10"]),
+        "after_at": pd.to_datetime(["2020-10-10", "2020-10-14"]),
+    }
+)
+
+
+def test_a_drift_band_shows_while_its_line_is_picked_when_several_are_drawn() -> None:
+    # Eight such bands, each 0.15 opaque and all drawn, laid a wall of green over the
+    # 10 M store's Trends; each is now drawn while its line is picked in the legend.
+    both = POINTS.assign(measured_at=pd.to_datetime(["2018-01-01", "2020-12-01"] * 2))
+    chart = charts.trend_lines(both, "latency", "ms", changes=DRIFTS, interactive=True)
+    [band] = [
+        layer
+        for layer in chart.to_dict()["layer"]
+        if layer["mark"]["type"] == "rect" and "before_at" in json.dumps(layer["encoding"])
+    ]
+    assert band["encoding"]["opacity"] == {
+        "condition": {"param": charts.LEGEND_PICK, "empty": False, "value": 0.15},
+        "value": 0,
+    }
+    assert [r["series"] for r in data_of(chart, band)] == ["a", "b"]
+    # One line drawn, or a static chart (the report's): its bands as before.
+    one = both[both.series == "a"]
+    alone = charts.trend_lines(one, "latency", "ms", changes=DRIFTS[:1], interactive=True)
+    static = charts.trend_lines(both, "latency", "ms", changes=DRIFTS)
+    for drawn in (alone, static):
+        [band] = [
+            layer
+            for layer in drawn.to_dict()["layer"]
+            if layer["mark"]["type"] == "rect" and "before_at" in json.dumps(layer["encoding"])
+        ]
+        assert band["encoding"]["opacity"] == {"value": 0.15}
+
+
+def test_prs_close_together_keep_their_rules_but_only_the_first_its_number() -> None:
+    # A phase's eight milestones a week apart on a two-year axis: one number, eight rules
+    # (each still a tooltip and a click); the next phase's, four months on, its own.
+    at = pd.date_range("2019-05-31", periods=8, freq="7D").append(
+        pd.date_range("2019-10-04", periods=8, freq="7D")
+    )
+    prs = pd.DataFrame(
+        {
+            "measured_at": at[::-1],  # in any order
+            "pr": [f"#{10040 + i}" for i in range(16)][::-1],
+            "title": [None] * 16,
+            "what": ["milestone"] * 16,
+            "pr_link": [None] * 16,
+        }
+    )
+    rules, labels = charts.pr_rules(prs, pd.Timestamp("2018-01-01"), pd.Timestamp("2020-12-31"))
+    chart = alt.layer(rules, labels)
+    spec = chart.to_dict()
+    assert len(data_of(chart, spec["layer"][0])) == 16
+    assert [r["pr"] for r in data_of(chart, spec["layer"][1])] == ["#10040", "#10048"]
 
 
 def test_status_marks_follow_a_parameter_axis() -> None:

@@ -319,7 +319,16 @@ def test_trends_draws_the_steps_and_the_drift_detection_found(
     spec = json.loads(chart.proto.spec)
     marks = [layer["mark"] for layer in spec["layer"]]
     assert {"type": "rule", "strokeDash": [6, 3], "strokeWidth": 1.5} in marks
-    assert {"type": "rect", "opacity": 0.15} in marks
+    # Three lines drawn: the drift's band shows while its line is picked in the legend.
+    [band] = [
+        layer
+        for layer in spec["layer"]
+        if layer["mark"]["type"] == "rect"
+        and "x2" in layer["encoding"]
+        and layer["encoding"]["x2"].get("field") == "after_at"
+    ]
+    assert band["mark"] == {"type": "rect"}
+    assert band["encoding"]["opacity"]["condition"]["param"] == "picked"
     rows = [row for row in chart_rows(chart) if "shape" in row]
     steps = sorted(r["change_pct"] for r in rows if r["shape"] == "step")
     # 10 -> 9.5 -> 8.4 ms in each of the two series, under 1 % noise
@@ -328,7 +337,10 @@ def test_trends_draws_the_steps_and_the_drift_detection_found(
     [drift] = [r for r in rows if r["shape"] == "drift"]
     assert drift["what"] == "gradual regression" and "batch_size=3," in drift["series"]
     captions = " ".join(c.value for c in at.caption)
-    assert "Detected: 4 steps (dashed rules) and 1 drift (bands" in captions
+    assert (
+        "Detected: 4 steps (dashed rules) and 1 drift (bands over the ramp of the line picked"
+        " in the legend)" in captions
+    )
 
 
 def test_detection_on_every_core_stores_what_one_core_does(

@@ -201,6 +201,10 @@ if asked not in set(found.alert_key):
             ),
             "largest_pct": st.column_config.NumberColumn("largest change", format="%+.1f%%"),
             "series": st.column_config.NumberColumn("series"),
+            # Named as a person reads them, not as the columns are ("largest_series").
+            "largest_series": st.column_config.TextColumn("moved most", width="large"),
+            "before_version": st.column_config.Column("version before"),
+            "after_version": st.column_config.Column("version after"),
             "confidence": st.column_config.NumberColumn("confidence", format="%.3f"),
             "drifts": st.column_config.NumberColumn(
                 "drifts", help="of its changes, those that are gradual (a ramp), not a step"

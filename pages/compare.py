@@ -258,6 +258,8 @@ def two_versions_part() -> None:
             "n_a": st.column_config.NumberColumn("values A"),
             "n_b": st.column_config.NumberColumn("values B"),
             "unchanged": st.column_config.CheckboxColumn("same measurement"),
+            "version_a": st.column_config.Column("version A"),
+            "version_b": st.column_config.Column("version B"),
             "measured_at_a": st.column_config.DatetimeColumn("measured A", format="YYYY-MM-DD"),
             "measured_at_b": st.column_config.DatetimeColumn("measured B", format="YYYY-MM-DD"),
         },

@@ -204,4 +204,13 @@ with st.expander("Ingest errors", expanded=totals["errors"] > 0):
     if errors.empty:
         st.caption("No ingest errors: every line of every document was read.")
     else:
-        st.dataframe(errors, hide_index=True, width="stretch", placeholder=MISSING)
+        st.dataframe(
+            errors,
+            hide_index=True,
+            width="stretch",
+            placeholder=MISSING,
+            column_config={
+                "raw": st.column_config.TextColumn("raw text", width="large"),
+                "seen_at": st.column_config.DatetimeColumn("seen", format="YYYY-MM-DD HH:mm"),
+            },
+        )

@@ -35,7 +35,13 @@ st.dataframe(
     hide_index=True,
     placeholder=MISSING,
     width="stretch",
-    column_config={"url": st.column_config.LinkColumn("link")},
+    column_config={
+        "url": st.column_config.LinkColumn("link"),
+        "created_at": st.column_config.DatetimeColumn(
+            "created", format="YYYY-MM-DD HH:mm", help="the document's own date (a comment's)"
+        ),
+        "ingested_at": st.column_config.DatetimeColumn("ingested", format="YYYY-MM-DD HH:mm"),
+    },
 )
 
 ids = [int(i) for i in sources.source_id]
@@ -94,6 +100,7 @@ else:
         column_config={
             "raw": st.column_config.TextColumn("raw text", width="large"),
             "value": st.column_config.NumberColumn("value", format="%.6g"),
+            "measured_at": st.column_config.DatetimeColumn("measured", format="YYYY-MM-DD HH:mm"),
         },
         on_select="rerun",
         selection_mode="single-row",

@@ -327,6 +327,11 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
+        "batch_size": st.column_config.Column("batch size"),
+        "seq_len": st.column_config.Column("seq len"),
+        "ok_points": st.column_config.NumberColumn(
+            "measured", help="points with a value (the others hold a status, e.g. OOM)"
+        ),
         "cv": st.column_config.NumberColumn(
             "noise (cv)", format="percent", help="robust coefficient of variation"
         ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -629,3 +631,41 @@ def test_a_url_that_drops_a_pick_shows_the_view_without_it(
     at.run()
     assert next(m for m in at.multiselect if m.label == "seq len").value == []
     assert "seq_len" not in at.query_params
+
+
+# A column header spelled as the frame's column ("seen_at", "ok_points"): a name for
+# the code, not for whoever reads the table.
+SNAKE_CASE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("overview", {}),
+        ("phases", {}),
+        ("trends", {}),
+        ("pull_requests", {}),
+        ("compare", {}),
+        ("compare", {"part": "Paired variants"}),
+        ("explain", {}),
+        ("profiles", {}),
+        ("ops", {}),
+        ("alerts", {}),
+        ("sources", {}),
+    ],
+)
+def test_no_table_heads_a_column_with_its_code_name(
+    monkeypatch: pytest.MonkeyPatch, demo_db: Path, page: str, params: dict[str, str]
+) -> None:
+    at = run_page(monkeypatch, demo_db, f"pages/{page}.py", **params)
+    assert at.dataframe, page  # each of these views shows a table on the demo
+    heads = []
+    for table in at.dataframe:
+        config = json.loads(table.proto.columns or "{}")
+        shown = list(table.proto.column_order) or [str(c) for c in table.value.columns]
+        heads += [
+            config.get(name, {}).get("label") or name
+            for name in shown
+            if not config.get(name, {}).get("hidden")
+        ]
+    assert heads and not [h for h in heads if SNAKE_CASE.match(h)], heads

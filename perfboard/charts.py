@@ -595,15 +595,15 @@ def change_marks(changes: pd.DataFrame, picked: str | None = None) -> list[alt.C
         )
     drifts = data[data["shape"] == "drift"]
     if not drifts.empty:
-        opacity = (
-            alt.OpacityValue(0.15)
-            if picked is None
-            else alt.OpacityValue(0, condition={"param": picked, "empty": False, "value": 0.15})
-        )
+        bands = alt.Chart(drifts)
+        if picked is not None:
+            # Filtered, not made transparent: a transparent band still takes the pointer,
+            # and its tooltip came up over the whole plot.
+            bands = bands.transform_filter({"param": picked, "empty": False})
         marks.append(
-            alt.Chart(drifts)
-            .mark_rect()
-            .encode(x="before_at:T", x2="after_at:T", color=color, opacity=opacity, tooltip=tooltip)
+            bands.mark_rect(opacity=0.15).encode(
+                x="before_at:T", x2="after_at:T", color=color, tooltip=tooltip
+            )
         )
     return marks
 

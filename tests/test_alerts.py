@@ -327,8 +327,8 @@ def test_trends_draws_the_steps_and_the_drift_detection_found(
         and "x2" in layer["encoding"]
         and layer["encoding"]["x2"].get("field") == "after_at"
     ]
-    assert band["mark"] == {"type": "rect"}
-    assert band["encoding"]["opacity"]["condition"]["param"] == "picked"
+    assert band["mark"] == {"type": "rect", "opacity": 0.15}
+    assert band["transform"] == [{"filter": {"param": "picked", "empty": False}}]
     rows = [row for row in chart_rows(chart) if "shape" in row]
     steps = sorted(r["change_pct"] for r in rows if r["shape"] == "step")
     # 10 -> 9.5 -> 8.4 ms in each of the two series, under 1 % noise

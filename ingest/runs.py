@@ -266,6 +266,7 @@ class _LineLabels:
     def __init__(self, doc: DocText) -> None:
         self._lines = doc.text.split("\n") if len(doc.text) <= PROSE_LIMIT else None
         self._first = doc.first_line
+        self._captions: list[str] | None = None
 
     @property
     def read(self) -> bool:
@@ -277,20 +278,30 @@ class _LineLabels:
         if self._lines is None:
             return "", ""
         own = _LINE_LABEL.match(raw)
-        # The caption: the nearest line above, within the record's block (up to a blank
-        # line or a fence), that ends in a colon ("... (20 threads, bs 1, CLX 6248):"
-        # over an FP32 line and a QAT INT8 line).
-        caption = ""
-        index = line - self._first - 1
-        while 0 <= index < len(self._lines):
-            text = self._lines[index].strip()
-            if not text or text.startswith(("```", "~~~")):
-                break
-            if text.endswith((":", "：")):
-                caption = text.rstrip(":：")
-                break
-            index -= 1
+        index = line - self._first  # the record's line; its caption is from the ones above
+        captions = self._captions if self._captions is not None else self._caption_lines()
+        caption = captions[index - 1] if 0 < index <= len(captions) else ""
         return (own.group("label") if own else ""), caption
+
+    def _caption_lines(self) -> list[str]:
+        """For each line, the caption a record on the line below it has: the nearest line
+        at or above it, within its block (up to a blank line or a fence), that ends in a
+        colon ("... (20 threads, bs 1, CLX 6248):" over an FP32 line and a QAT INT8 line).
+
+        One pass over the lines. Each record walked up to its caption before: through
+        every line of a JSON result, where no line ends in a colon, 2.6 million lines for
+        200 of them (2.4 of the 8.7 s their folder took)."""
+        captions: list[str] = []
+        caption = ""
+        for line in self._lines or ():
+            text = line.strip()
+            if not text or text.startswith(("```", "~~~")):
+                caption = ""
+            elif text.endswith((":", "：")):
+                caption = text.rstrip(":：")
+            captions.append(caption)
+        self._captions = captions
+        return captions
 
 
 _NO_LABELS = ("", "")

@@ -724,3 +724,38 @@ def test_collector_paused_leaves_a_freeze_alone():
         cycle.append(cycle)  # a cycle made while paused is still found
     del cycle
     assert gc.collect() >= 1
+
+
+def _old_caption(lines: list[str], index: int) -> str:
+    """runs._LineLabels' caption as it was found before: a walk up from the record's line."""
+    index -= 1
+    while 0 <= index < len(lines):
+        text = lines[index].strip()
+        if not text or text.startswith(("```", "~~~")):
+            return ""
+        if text.endswith((":", "：")):
+            return text.rstrip(":：")
+        index -= 1
+    return ""
+
+
+def test_line_captions_are_the_walk_up_from_each_line() -> None:
+    """The captions come from one pass over a document's lines: each record walked up to
+    its caption before, through every line of a JSON result (no line ends in a colon),
+    2.6 million lines for 200 of them. Every line of every sample and real document, first
+    line 1 and 7, against the walk."""
+    texts = [*_texts(), *_real_documents(), "a:\n\nb\nFP32: 1 ms\n```\nc:\nx\n"]
+    checked = 0
+    for text in texts:
+        text = normalise(text)
+        if len(text) > runs.PROSE_LIMIT:
+            continue
+        lines = text.split("\n")
+        for first in (1, 7):
+            labels = runs._LineLabels(DocText(text, first_line=first))
+            for index in range(-1, len(lines) + 2):
+                raw = lines[index] if 0 <= index < len(lines) else ""
+                _, caption = labels.of(first + index, raw)
+                assert caption == _old_caption(lines, index), (index, text[:80])
+                checked += 1
+    assert checked > 10_000

@@ -235,10 +235,18 @@ conn.close()
 print(json.dumps({{"seconds": time.perf_counter() - t, "series": result.series}}))
 """
 
+# As `python -m ingest` starts (ingest/__main__.py): the collector off while importing,
+# the imports frozen for life, pyarrow kept from importing pandas. Without them the parts
+# below measured another process than the command's (nothing frozen, pandas imported).
 INGEST = """
-import json, resource, time
+import gc, json, resource, time
 t = time.perf_counter()
-from ingest.cli import main
+gc.disable()
+from ingest.cli import arrow_without_pandas, main
+from ingest.save import freeze_for_life
+freeze_for_life()
+gc.enable()
+arrow_without_pandas()
 status = main([{kind!r}, {path!r}, "--db", {db!r}, "--quiet", "--no-detect"])
 seconds = time.perf_counter() - t
 import duckdb

@@ -31,7 +31,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import chain
 from operator import attrgetter
 
@@ -266,7 +266,6 @@ class _LineLabels:
     def __init__(self, doc: DocText) -> None:
         self._lines = doc.text.split("\n") if len(doc.text) <= PROSE_LIMIT else None
         self._first = doc.first_line
-        self._captions: list[str] | None = None
 
     @property
     def read(self) -> bool:
@@ -279,11 +278,12 @@ class _LineLabels:
             return "", ""
         own = _LINE_LABEL.match(raw)
         index = line - self._first  # the record's line; its caption is from the ones above
-        captions = self._captions if self._captions is not None else self._caption_lines()
+        captions = self._captions
         caption = captions[index - 1] if 0 < index <= len(captions) else ""
         return (own.group("label") if own else ""), caption
 
-    def _caption_lines(self) -> list[str]:
+    @cached_property  # the first record to ask pays for all
+    def _captions(self) -> list[str]:
         """For each line, the caption a record on the line below it has: the nearest line
         at or above it, within its block (up to a blank line or a fence), that ends in a
         colon ("... (20 threads, bs 1, CLX 6248):" over an FP32 line and a QAT INT8 line).
@@ -300,7 +300,6 @@ class _LineLabels:
             elif text.endswith((":", "：")):
                 caption = text.rstrip(":：")
             captions.append(caption)
-        self._captions = captions
         return captions
 
 

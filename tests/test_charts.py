@@ -52,6 +52,59 @@ def test_a_tooltip_lists_only_the_fields_a_point_has() -> None:
     assert 'timeFormat(datum["date"], "%Y-%m-%d")' in dated
 
 
+def test_a_tooltip_of_known_rows_tests_only_the_fields_some_rows_lack() -> None:
+    rows = pd.DataFrame(
+        {
+            "value": [1.0, 2.0],
+            "pr_title": [None, "fusion"],  # one has it: tested
+            "release": [None, ""],  # none has it: left out
+            "source": ["a.log", "b.log"],  # both have it: shown without a test
+        }
+    )
+    entries = [
+        ("value:Q", "value", ".4g"),
+        ("pr_title:N", "PR title"),
+        ("release:N", "release"),
+        ("source:N", "source"),
+    ]
+    assert charts.tooltip(entries, rows)["expr"] == (
+        '{"value": format(datum["value"], ".4g"),'
+        ' "PR title": isValid(datum["pr_title"]) && datum["pr_title"] !== \'\''
+        " ? datum[\"pr_title\"] : datum['no such field: left out'],"
+        ' "source": datum["source"]}'
+    )
+    # A field the rows do not have is tested, as without rows.
+    assert "isValid" in charts.tooltip([("pr:N", "PR")], rows)["expr"]
+
+
+def test_compact_sends_text_as_a_dictionary_and_small_whole_numbers_in_32_bits() -> None:
+    rows = pd.DataFrame(
+        {
+            "series": pd.Series(["a · P4", "a · P4", None], dtype="str"),
+            "source": ["x.log", "x.log", "y.log"],  # object dtype
+            "line": [1, 2, 3],
+            "big": [1, 2, 2**40],  # does not fit in 32 bits: kept
+            "value": [1.5, None, 2.5],
+            "release": [None, None, None],  # Arrow's null type: kept
+        }
+    )
+    packed = charts.compact(rows)
+    kinds = {column: str(kind) for column, kind in packed.dtypes.items()}
+    assert kinds == {
+        "series": "category",
+        "source": "category",
+        "line": "int32",
+        "big": "int64",
+        "value": "float64",
+        "release": "object",
+    }
+    assert (
+        packed.astype(object)
+        .where(packed.notna(), None)
+        .equals(rows.astype(object).where(rows.notna(), None))
+    )
+
+
 def test_phase_labels_sit_off_the_line_without_a_y_offset_channel() -> None:
     chart = charts.phase_steps(MILESTONES, "ms", 10.0, None, "date")
     spec = json.dumps(chart.to_dict())
@@ -144,6 +197,28 @@ def test_trend_lines_zoom_pick_a_line_and_name_the_year() -> None:
     rules = [layer for layer in spec["layer"] if layer["mark"].get("color") == charts.PR_MARK]
     assert rules and data_of(chart, rules[0])[0]["pr"] == "#22424"
     assert rules[0]["encoding"]["href"]["condition"]["field"] == "pr_link"
+    # A description of the chart; a small one keeps its points' own (an SVG), ...
+    drawn = [
+        layer
+        for layer in spec["layer"]
+        if layer["mark"]["type"] in ("line", "point") and layer is not cross
+    ]
+    assert [layer["mark"]["aria"] for layer in drawn] == [True, True]
+    assert spec["description"] == "latency (ms) of 2 series over time"
+    assert "usermeta" not in spec
+    # ... and each point's tooltip tests only the fields some points lack.
+    tip = drawn[1]["mark"]["tooltip"]["expr"]
+    assert '"series": datum["series"]' in tip and '"first release with it"' not in tip
+    assert 'isValid(datum["pr_title"])' in tip
+    # Many points go on a canvas, which has no description of each to give.
+    days = pd.date_range("2020-01-01", periods=charts.CANVAS_POINTS + 1, freq="D")
+    many = pd.concat([POINTS.iloc[[0]]] * len(days), ignore_index=True).assign(measured_at=days)
+    big = charts.trend_lines(many, "latency", "ms", interactive=True).to_dict()
+    assert big["usermeta"] == {"embedOptions": {"renderer": "canvas"}}
+    assert [layer["mark"]["aria"] for layer in big["layer"]] == [False, False]
+    assert [p["series"] for p in data_of(chart, drawn[1])] == ["a", "a", "b", "b"]
+    static = charts.trend_lines(POINTS, "latency", "ms").to_dict()
+    assert all(layer["mark"].get("aria", True) for layer in static["layer"])  # the SVG keeps them
 
 
 DRIFTS = pd.DataFrame(  # the 10 M store's kind: each line a slow ramp over two years

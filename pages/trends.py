@@ -275,8 +275,13 @@ else:
                 f"This point is the median of {int(point['points'])} measurements; the newest"
                 " of them is shown. Zoom in (or pick fewer dates) to see each one."
             )
+        # Its series: a line may hold the values of many (a row of variants, a JSON
+        # record of a whole run), and a median point has no value of its own to match.
         provenance(
-            int(point["source_id"]), int(point["line"]), None if many else point.get("value")
+            int(point["source_id"]),
+            int(point["line"]),
+            None if many else point.get("value"),
+            series_id=point.get("series_id"),
         )
     if x_by == "time" and not changes.empty:
         drifts = int((changes["shape"] == "drift").sum())

@@ -98,7 +98,13 @@ catalog = page_data(
 
 metrics = sorted(catalog.metric.unique())
 default_metric = "latency" if "latency" in metrics else metrics[0]
-metric = st.selectbox("Metric", metrics, key=url_state(PAGE, "metric", metrics, default_metric))
+# The pickers side by side, as many to a row as the window holds (in four fixed columns
+# an 800 px window cut a picked model to "e. ×"), and the chart under them: one under
+# another, they pushed the chart below the fold of a 1440 x 900 window.
+filters = st.container(horizontal=True, wrap=True)
+metric = filters.selectbox(
+    "Metric", metrics, key=url_state(PAGE, "metric", metrics, default_metric), width=240
+)
 to_url(PAGE, "metric", metric, default=default_metric)
 if st.session_state.get(f"{PAGE}:metric:drawn", metric) != metric:
     url_reset(PAGE, "benchmark", "lines")  # another metric: its own model and lines
@@ -109,9 +115,6 @@ by_model = (  # ties: the first by name (groupby sorts them so)
     chosen.groupby("benchmark")["ok_points"].sum().sort_values(ascending=False, kind="stable")
 )
 default_model = [str(by_model.index[0])] if len(by_model) > 1 else []
-# Filters side by side, as many to a row as the window holds: in four fixed columns an
-# 800 px window cut a picked model to "e. ×".
-filters = st.container(horizontal=True, wrap=True)
 for column, label in FILTERS.items():
     options = sorted((v for v in chosen[column].dropna().astype(str).unique() if v), key=sort_key)
     if len(options) < 2:
@@ -129,14 +132,15 @@ for column, label in FILTERS.items():
     if values:
         chosen = chosen[chosen[column].astype(str).isin(values)]
 x_choices = ["time", "version"] + [p for p in X_PARAMS if chosen[p].nunique() > 1]
-x_by = st.radio(
+view = st.container(horizontal=True, wrap=True, vertical_alignment="bottom", gap="medium")
+x_by = view.radio(
     "x axis",
     x_choices,
     horizontal=True,
     key=url_state(PAGE, "x", x_choices, "time"),
     format_func=lambda c: c.replace("_", " "),
 )
-log_scale = st.toggle("Log scale", key=url_value(PAGE, "log", {"1": True, "0": False}.get, False))
+log_scale = view.toggle("Log scale", key=url_value(PAGE, "log", {"1": True, "0": False}.get, False))
 to_url(PAGE, "x", x_by, default="time")
 to_url(PAGE, "log", "1" if log_scale else None)
 
@@ -182,7 +186,7 @@ points = points.merge(shown[["series_id", "series", *X_PARAMS]], on="series_id")
 if x_by == "time" and not points.empty:
     # The dates drawn: the picker narrows the time axis (the wheel zooms within it).
     first, last = points.measured_at.min().date(), points.measured_at.max().date()
-    picked_dates = st.date_input(
+    picked_dates = view.date_input(
         "Dates",
         key=url_value(
             PAGE,
@@ -194,6 +198,7 @@ if x_by == "time" and not points.empty:
         min_value=first,
         max_value=last,
         format="YYYY-MM-DD",
+        width=260,
     )
     # While a range is being picked the widget holds its first day only.
     start, end = (*picked_dates, last)[:2] if picked_dates else (first, last)

@@ -71,8 +71,8 @@ def noise_of(series: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
 
 def series_table(shown: pd.DataFrame) -> pd.DataFrame:
     """The drawn series as the Series table shows them: headed in words, each value as
-    read ("—" where there is none), and only the parameters some series has (an empty
-    column would read "—" on every row)."""
+    read ("—" where there is none; Markdown escaped), and only the parameters some series
+    has (an empty column would read "—" on every row)."""
     held = [p for p in X_PARAMS if shown[p].notna().any()]
 
     def text(values: pd.Series, shown_as: Callable[[Any], str] = str) -> list[str]:
@@ -91,7 +91,9 @@ def series_table(shown: pd.DataFrame) -> pd.DataFrame:
         "noisy": text(shown.too_noisy, lambda noisy: "yes" if noisy else "no"),
         "testbed": [params_text(t) or MISSING for t in shown.testbed],  # stored as JSON
     }
-    return pd.DataFrame(table)
+    # st.table reads each cell as Markdown: a label is data, shown as written (an image
+    # in a benchmark's name would be fetched).
+    return pd.DataFrame({head: [md_escape(v) for v in cells] for head, cells in table.items()})
 
 
 def milestone_prs(series: pd.DataFrame) -> pd.DataFrame:

@@ -88,7 +88,11 @@ def series_table(shown: pd.DataFrame) -> pd.DataFrame:
         "last": text(shown["last"], lambda t: f"{t:%Y-%m-%d}"),
         "noise (cv)": text(shown.cv, "{:.2%}".format),
         "smallest visible step": text(shown.min_effect_pct, "{:.1f} %".format),
-        "noisy": text(shown.too_noisy, lambda noisy: "yes" if noisy else "no"),
+        # Too few points to measure noise: detection counts the series as unsure.
+        "noisy": [
+            "too few points" if pd.isna(step) else "yes" if noisy else "no"
+            for step, noisy in zip(shown.min_effect_pct, shown.too_noisy, strict=True)
+        ],
         "testbed": [params_text(t) or MISSING for t in shown.testbed],  # stored as JSON
     }
     # st.table reads each cell as Markdown: a label is data, shown as written (an image

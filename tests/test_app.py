@@ -197,6 +197,12 @@ def test_trends_draws_latency_along_batch_size_from_the_qa_tables(
     table = series_table(at)
     qa = table[(table["batch size"] != "—") & ~table.series.str.contains("simulated")]
     assert len(qa) == 20 and set(qa["seq len"]) == {"128", "512"}
+    # One point each: no noise to measure, said so rather than "noisy" or a blank.
+    assert set(qa.noisy) == {"too few points"} and set(qa["noise (cv)"]) == {"—"}
+    simulated = table[table.series.str.contains("simulated")]
+    assert set(simulated.noisy) == {"no"} and set(simulated["first"]) == {
+        r"2020\-01\-06"
+    }  # escaped
     assert dict(at.query_params) == {"metric": "latency", "x": "batch_size", "benchmark": "ernie"}
     # The simulated nightly history sits at batch sizes 1 and 32: each line draws its newest
     # value there, one point a batch size, and says the older ones are on the time axis.

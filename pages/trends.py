@@ -350,8 +350,8 @@ st.download_button(
 )
 st.subheader("Series")
 # A plain table: the interactive grid's code is the largest the browser compiles for this
-# page, and drew 0.1-0.2 s later than the chart it sat under on the 10 M store, for eight
-# rows that need no sorting or scrolling.
+# page, and it was drawn before the chart above it, which came 0.1-0.2 s later for it on
+# the 10 M store; for a few rows that need no sorting.
 st.table(series_table(shown), hide_index=True)
 st.caption(
     "Measured: points with a value (the others hold a status, e.g. OOM). Noise: the robust "

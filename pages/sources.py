@@ -101,6 +101,7 @@ else:
             "raw": st.column_config.TextColumn("raw text", width="large"),
             "value": st.column_config.NumberColumn("value", format="%.6g"),
             "measured_at": st.column_config.DatetimeColumn("measured", format="YYYY-MM-DD HH:mm"),
+            "series_id": None,  # which value of its line a clicked row is (below)
         },
         on_select="rerun",
         selection_mode="single-row",
@@ -109,8 +110,12 @@ else:
     rows = [i for i in picked.selection.rows if i < len(measured)]
     if rows:
         chosen = measured.iloc[rows[0]]
+        # Its series: two values of one line can be equal (an OOM row: no value at all).
         provenance(
-            source_id, int(chosen.line), float(chosen.value) if chosen.status == "ok" else None
+            source_id,
+            int(chosen.line),
+            float(chosen.value) if chosen.status == "ok" else None,
+            series_id=int(chosen.series_id),
         )
     elif not line:
         st.caption("Click a row: its line is shown among the lines around it.")

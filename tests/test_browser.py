@@ -660,6 +660,30 @@ def test_a_table_row_clicked_on_sources_shows_its_line_in_context(
     page.context.close()
 
 
+def test_a_clicked_row_marks_its_own_series_among_equal_values_of_its_line(
+    server: str, browser, demo_db: Path
+) -> None:
+    """The QA table's batch 300 at seq len 512 ran out of memory: its line holds three
+    values, all OOM (batch latency, GPU memory, latency). The latency row, clicked, is the
+    one marked; matched by value, the first of the three was."""
+    import duckdb
+
+    uri = "data/samples/benchmark-165_2020-02-04_xreki_qa-results.md"
+    conn = duckdb.connect(str(demo_db), read_only=True)
+    (source_id,) = conn.execute("SELECT source_id FROM sources WHERE uri = ?", [uri]).fetchone()
+    conn.close()
+    page = rendered(browser, f"{server}/sources?source={source_id}&line=40", charts=0)
+    batch = "ernie · batch_latency · paddle · Tesla P4 · batch_size=300, seq_len=512"
+    latency = "ernie · latency · paddle · Tesla P4 · batch_size=300, seq_len=512"
+    page.get_by_text(f"3 values were read on this line; marked: {batch}").wait_for()
+    grid = page.locator('[data-testid="stDataFrame"]').last
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 14, box["y"] + 35 + 2 * 35 + 18)  # the third row: latency
+    page.get_by_text(f"3 values were read on this line; marked: {latency}").wait_for(timeout=30_000)
+    page.context.close()
+
+
 def test_an_ingest_while_a_page_is_open_is_said_and_one_click_shows_it(
     browser, demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -115,10 +115,10 @@ def source_measurements(
     conn: duckdb.DuckDBPyConnection, source_id: int, line: int | None = None, limit: int = 1000
 ) -> pd.DataFrame:
     """What one document gave, with the line and raw text of each value (provenance) and
-    the series it is a value of (SERIES_LABEL)."""
+    the series it is a value of (SERIES_LABEL, and its series_id)."""
     return conn.execute(
         f"SELECT m.line, m.raw, m.value, s.unit, m.status, {SERIES_LABEL} AS series,"
-        " m.version, m.measured_at, m.samples, m.run"
+        " m.version, m.measured_at, m.samples, m.run, m.series_id"
         " FROM measurements m JOIN series s USING (series_id)"
         " WHERE m.source_id = $source AND ($line IS NULL OR m.line = $line)"
         " ORDER BY m.line, s.metric LIMIT $limit",

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property, lru_cache
@@ -149,8 +150,44 @@ def model_in(text: str) -> str:
 
 def dominant_model(text: str, limit: int = 1 << 20) -> str:
     """The model a document names most often (its first MiB), "" when none."""
-    counts = Counter(_model_name(m.group(1)) for m in _MODELS.finditer(text, 0, limit))
+    counts = Counter(_model_name(m.group(1)) for m in _model_matches(text, limit))
     return counts.most_common(1)[0][0] if counts else ""
+
+
+# The letters every name of _MODEL_NAMES starts with: a match of _MODELS starts where
+# the lowered text holds one of them.
+_MODEL_STEMS = tuple(
+    re.match(r"[a-z0-9]+", name).group() for name in _MODEL_NAMES.split("|")  # type: ignore[union-attr]
+)
+
+
+def _model_matches(text: str, limit: int) -> Iterator[re.Match[str]]:
+    """_MODELS.finditer(text, 0, limit), tried only where a name's first letters are.
+
+    The regex engine stops at every letter a name may start with (a MiB of prose: 24 ms);
+    str.find of each stem in the lowered text is a memchr-like pass (1-2 ms in all).
+    """
+    head = text[:limit]
+    low = head.lower()
+    # Case-insensitive "i" and "s" also match "ı", "İ" and "ſ", and lower() makes "İ" two
+    # characters (the offsets would move): the engine's own search for such a text.
+    if len(low) != len(head) or "ı" in head or "ſ" in head:
+        yield from _MODELS.finditer(text, 0, limit)
+        return
+    starts: list[int] = []
+    for stem in set(_MODEL_STEMS):
+        pos = low.find(stem)
+        while pos >= 0:
+            starts.append(pos)
+            pos = low.find(stem, pos + 1)
+    end = 0
+    for pos in sorted(starts):
+        if pos < end:
+            continue  # inside the match before (finditer goes on from its end)
+        m = _MODELS.match(text, pos, limit)
+        if m is not None:
+            end = m.end()
+            yield m
 
 
 class Contexts:

@@ -169,6 +169,25 @@ def test_a_large_chunk_finds_the_claims_a_whole_search_finds() -> None:
     assert read == list(claims.parse(DocText(text, DocMeta(uri="chunk.log"))))
 
 
+def test_a_large_chunk_finds_rare_claims_among_lines_that_claim_nothing() -> None:
+    # The lines are tried in blocks first (claims._BLOCK_LINES): most blocks hold none,
+    # some one claim, and a pair cut by a line end matches a block and no line of it.
+    rng = random.Random(11)
+    noise = "I0718 10:11:44.254137 2153053 op_desc.cc:40] fc_0.tmp_0 shape [1, 128, 768]"
+    lines = [noise] * 20_000
+    for at in rng.sample(range(len(lines)), 150):
+        lines[at] = a_claiming_line(rng)
+    lines[7_000:7_002] = ["went from 9.0 ms ->", "8.0 ms, by"]
+    edges = [63, 64, 127, 6_400, len(lines) - 1]  # a block's last and first lines, the text's
+    for at in edges:
+        lines[at] = "fc fused: 10.0ms -> 9.5 ms"
+    text = "\n".join(lines) + "\n"
+    read = list(claims.parse(chunk_doc(text, None)))
+    assert 50 < len(read) < 300
+    assert {c.line - 1 for c in read if c.raw == lines[63]} == set(edges)
+    assert read == list(claims.parse(DocText(text, DocMeta(uri="chunk.log"))))
+
+
 def dense_log(path: Path, rng: random.Random, blocks: int, extra: str = "") -> None:
     """A test session's log: each block a predictor's passes, then its latency lines."""
     out = []

@@ -340,13 +340,27 @@ _TEXT_UNIT = (
     ),
     re.compile(r"^[^\n|]{0,60}?[(（]\s*" + _TEXT_UNIT_WORD + r"\s*[)）][^\n|]{0,20}$", re.I | re.M),
 )
+# Words each of _TEXT_UNIT's patterns needs, one at least, in the lowered text: most
+# captions state no unit, and four searches of each (one at every line start) cost more
+# than the markdown tables' other reading of a chunk of pasted PR tables.
+_TEXT_UNIT_NEEDS = (
+    ("单位",),
+    ("unit",),
+    ("time", "timing", "latenc", "result", "numbers", "values", "耗时"),
+    ("(", "（"),
+)
 
 
 def unit_in_text(text: str) -> str:
     """The time unit a caption or sentence states ("单位 ms" -> "ms"), "" if none; the last
     statement wins (the nearest to a table below it)."""
     found: list[tuple[int, str]] = []
-    for pattern in _TEXT_UNIT:
+    low = text.lower()
+    # Case-insensitive "i" and "s" also match "ı", "İ" and "ſ", which lower() keeps apart.
+    folded = "ı" in text or "İ" in text or "ſ" in text
+    for pattern, needed in zip(_TEXT_UNIT, _TEXT_UNIT_NEEDS, strict=True):
+        if not folded and not any(word in low for word in needed):
+            continue  # a literal every match of the pattern holds is absent: no match
         for m in pattern.finditer(text):
             found.append((m.start(1), m.group(1)))
     if not found:
@@ -428,6 +442,12 @@ SIZE_HEADERS = frozenset(
 )
 
 
+_SLOWER = re.compile(r"slower|worse|behind|慢|下降|降低|差于|劣于|落后|不如")
+_TIMES_FIGURE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*[x×倍]")
+_PERCENT_FIGURE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*%")
+_BARE_FIGURE = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
 def derived_figure(cell: str) -> tuple[float | None, float | None] | None:
     """(speedup, percent) a derived cell states: "2.2x" -> (2.2, None), "faster than 96.58%"
     -> (None, 96.58), "slower than 3%" / "慢3%" -> (None, -3.0), "-2.89%" -> (None, -2.89),
@@ -435,18 +455,18 @@ def derived_figure(cell: str) -> tuple[float | None, float | None] | None:
     text = clean_cell(cell).replace(",", "")
     low = text.lower()
     # "slower than 3%", "慢49.0x", "差于 10.4%" (worse than), "落后 5%" (behind)
-    slower = bool(re.search(r"slower|worse|behind|慢|下降|降低|差于|劣于|落后|不如", low))
-    m = re.search(r"([-+]?\d+(?:\.\d+)?)\s*[x×倍]", low)
+    slower = _SLOWER.search(low) is not None
+    m = _TIMES_FIGURE.search(low)
     if m:
         value = float(m.group(1))
         if slower and value > 0:
             return 1 / value, None
         return value, None
-    m = re.search(r"([-+]?\d+(?:\.\d+)?)\s*%", low)
+    m = _PERCENT_FIGURE.search(low)
     if m:
         value = float(m.group(1))
         return None, -abs(value) if slower else value
-    m = re.fullmatch(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", low)
+    m = _BARE_FIGURE.fullmatch(low)
     if m:
         return float(low), None
     return None

@@ -288,13 +288,15 @@ def _save_found(
     with db.transaction(conn) as changes:
         changes.add_source(conn, info.meta.uri)  # what it held, and (below) what it holds
         source_id, previous = begin_source(conn, info, parsers, rows.count, len(problems), status)
-        write_rows(conn, source_id, rows)
+        series = write_rows(conn, source_id, rows)
         write_phases(conn, source_id, found)
         write_profile(conn, source_id, found, rows)
         write_claims(conn, source_id, found)
         write_problems(conn, info.meta.uri, source_id, problems)
         write_text(conn, source_id, info.text)
-        changes.add_source(conn, info.meta.uri)
+        changes.add_written(
+            info.meta.project, series, _tables_written(found, rows, info), bool(problems)
+        )
     return SaveResult(
         info.meta.uri,
         "added" if previous is None else "replaced",
@@ -659,10 +661,29 @@ def _series_keys(measurements: list[Measurement]) -> tuple[list[str], dict[str, 
     return keys, series
 
 
-def write_rows(conn: duckdb.DuckDBPyConnection, source_id: int, rows: Rows) -> None:
-    """The measurements (their new series first) and runs of one source."""
+def write_rows(
+    conn: duckdb.DuckDBPyConnection, source_id: int, rows: Rows
+) -> list[tuple[int, str | None]]:
+    """The measurements (their new series first) and runs of one source; returns the
+    (series id, project) of the measurements' series."""
+    series: list[tuple[int, str | None]] = []
     if rows.count:
         ids = _append_new_series(conn, rows.series)
+        project_of = dict(
+            zip(
+                rows.series.column("series_key").to_pylist(),
+                rows.series.column("project").to_pylist(),
+                strict=True,
+            )
+        )
+        series = [
+            (series_id, project_of[key])
+            for key, series_id in zip(
+                ids.column("series_key").to_pylist(),
+                ids.column("series_id").to_pylist(),
+                strict=True,
+            )
+        ]
         conn.register("_perfboard_measurements", rows.measurements)
         conn.register("_perfboard_ids", ids)
         try:
@@ -682,6 +703,22 @@ def write_rows(conn: duckdb.DuckDBPyConnection, source_id: int, rows: Rows) -> N
             0, "source_id", pa.array([source_id] * rows.runs.num_rows, pa.int64())
         )
         _append(conn, "runs", runs)
+    return series
+
+
+def _tables_written(found: Found, rows: Rows, info: SourceInfo) -> list[str]:
+    """The tables of a source's rows (db._SOURCE_TABLES) that _save_found writes rows to."""
+    events = len(found.profile_events) + (rows.events.num_rows if rows.events is not None else 0)
+    passes = len(found.passes) + (rows.passes.num_rows if rows.passes is not None else 0)
+    counts = {
+        "phases": len(found.phases),
+        "profile_events": events,
+        "passes": passes,
+        "runs": rows.runs.num_rows,
+        "claims": len(found.claims),
+        "source_texts": info.text is not None,
+    }
+    return [table for table, count in counts.items() if count]
 
 
 def write_measurements(

@@ -14,6 +14,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -450,6 +451,33 @@ class Changes:
             if count:
                 self.touch(table, *(("milestones",) if table == "phases" else ()))
 
+    def add_written(
+        self,
+        project: str | None,
+        series: Iterable[tuple[int, str | None]],
+        tables: Iterable[str],
+        errors: bool,
+    ) -> None:
+        """What add_source says of a document its caller has just written, from what the
+        caller wrote: its project, the (series id, project) of its measurements' series,
+        the other tables of _SOURCE_TABLES it wrote rows to, and whether it wrote ingest
+        errors. No query: add_source's four cost 3.5-4.4 ms a document, a sixth of storing
+        a small one. Rows of the source that the writer did not write (and did not delete)
+        were there before: add_source, called before the write, named them.
+        """
+        series = list(series)
+        series_ids = [series_id for series_id, _ in series]
+        owners = [project, *{owner for _, owner in series}]
+        self.touch("sources", projects=owners, series_ids=series_ids)
+        if series_ids:
+            self.touch("measurements", "series", projects=owners, series_ids=series_ids)
+        if errors:
+            self.touch("ingest_errors")
+        for table in tables:
+            if table not in _SOURCE_TABLES:
+                raise ValueError(f"{table} is not a table of a source's rows")
+            self.touch(table, *(("milestones",) if table == "phases" else ()))
+
     def rows(self) -> list[tuple[str, list[str] | None, list[int] | None]]:
         """data_changes' rows (table, projects, series ids), or the one of everything."""
         if not self.tables:
@@ -479,13 +507,22 @@ def _union(known: set[Any] | None, more: Iterable[Any] | None) -> set[Any] | Non
 
 def _has_change_log(conn: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store has data_changes (a store before migration 11 has not; nor has
-    a migration's transaction before 11's)."""
-    return bool(
+    a migration's transaction before 11's). Asked once a connection after it has: no
+    migration drops it, and the question cost 0.8 ms of every document stored."""
+    if conn in _CHANGE_LOGGED:
+        return True
+    found = bool(
         conn.execute(
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'data_changes'"
             " AND database_name = current_database() AND schema_name = current_schema()"
         ).fetchone()[0]
     )
+    if found:
+        _CHANGE_LOGGED.add(conn)
+    return found
+
+
+_CHANGE_LOGGED: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
 def _record(conn: duckdb.DuckDBPyConnection, changes: Changes) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -735,3 +736,64 @@ def test_what_a_transaction_says_it_changed_adds_up_and_any_absorbs_a_list() -> 
     assert not Reads(frozenset({"phases"})).affected_by(change)
     assert Reads(frozenset({"phases"})).affected_by(Change(9, db.EVERYTHING))
     assert Reads(None).affected_by(change)
+
+
+SOURCE_DOCUMENTS = sorted(
+    [
+        *Path("data/samples").glob("*.md"),
+        *Path("data/samples").glob("*.txt"),
+        *Path("tests/fixtures").glob("*.md"),
+        *Path("tests/fixtures/paddle-tables").glob("*.md"),
+    ]
+)
+
+
+def test_a_stored_document_records_what_queries_of_its_rows_find(
+    db_path: Path, tmp_path: Path
+) -> None:
+    # save._save_found says what a document now holds from what it wrote (Changes.
+    # add_written), without add_source's queries: the record must be theirs, for
+    # documents of every table (phases, profile events, passes, claims, problems, text).
+    assert len(SOURCE_DOCUMENTS) > 30
+    replaced = tmp_path / "replaced.md"
+    replaced.write_text(SOURCE_DOCUMENTS[0].read_text(encoding="utf-8"), encoding="utf-8")
+    ingest("auto", str(replaced), "--no-detect")
+    replaced.write_text(
+        Path("tests/fixtures/ernie-before-fc-fusion.md").read_text("utf-8"), "utf-8"
+    )
+    checked = set()
+    for path in [*SOURCE_DOCUMENTS, replaced]:
+        uri = os.path.normpath(path)  # as ingest.cli names a file
+        conn = db.connect(db_path)
+        try:
+            expected = db.Changes()
+            expected.add_source(conn, uri)  # what it held
+            (before,) = conn.execute("SELECT coalesce(max(seq), 0) FROM data_changes").fetchone()
+        finally:
+            conn.close()
+        ingest("auto", str(path), "--no-detect")
+        conn = db.connect(db_path, read_only=True)
+        try:
+            (after,) = conn.execute("SELECT max(seq) FROM data_changes").fetchone()
+            if after == before:
+                continue  # a duplicate: nothing written
+            expected.add_source(conn, uri)  # what it holds, asked of the store
+            recorded = changes_of_last_commit(conn)
+        finally:
+            conn.close()
+        assert recorded == {table: (p, s) for table, p, s in expected.rows()}, path.name
+        checked.update(recorded)
+    # Every table a document's rows may be in was checked at least once.
+    assert checked >= {
+        "sources",
+        "measurements",
+        "series",
+        "ingest_errors",
+        "phases",
+        "milestones",
+        "profile_events",
+        "passes",
+        "runs",
+        "claims",
+        "source_texts",
+    }

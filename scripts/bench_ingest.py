@@ -1,7 +1,7 @@
 """Ingest throughput next to the raw ceilings measured in the same run.
 
     python scripts/bench_ingest.py [--rows 1000000] [--log-mb 500] [--repeat 3] [--out DIR]
-        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g]
+        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g,h]
 
 (a) ROWS measurements in perfboard's JSONL format (2,000 series, 500 versions each, about
     485 bytes a record), end to end into a fresh DuckDB store with `ingest results`,
@@ -39,6 +39,10 @@
     `python -m ingest auto` into an existing store (a copy made afresh for each run),
     against `python -c "import duckdb, pyarrow"`: medians of >= 5 fresh processes, wall
     time (goal <= 2x).
+
+(h) the real documents of (f), one file each, as one folder: `python -m ingest auto FOLDER`
+    into a fresh store (with detection), medians of >= 5 fresh processes; the time of each
+    document after the first (a folder of the first alone is the start-up).
 
 Parts (a)-(e) run the ingest with --no-detect: they compare reading and storing with their
 ceilings. The change detection an ingest runs afterwards on the series it touched is
@@ -877,6 +881,36 @@ def bench_small(work: Path, repeat: int) -> None:
     )
 
 
+# -- (h) a folder of many small documents ---------------------------------------------------
+
+
+def bench_folder(work: Path, repeat: int) -> None:
+    """`ingest auto FOLDER --db fresh` over the repository's real documents, one file each
+    (what a sync of issue comments or a folder of CI logs hands in): the time a document,
+    the start-up (the same command over a folder of the first one alone) subtracted."""
+    folder, one = work / "documents", work / "one-document"
+    folder.mkdir()
+    one.mkdir()
+    texts = _real_documents()
+    for index, text in enumerate(texts):
+        (folder / f"{index:03d}.md").write_text(text, encoding="utf-8")
+    (one / "000.md").write_text(texts[0], encoding="utf-8")
+    db = work / "folder.duckdb"
+    times: dict[str, list[float]] = {"all": [], "one": []}
+    for _ in range(max(repeat, 5)):
+        for name, path in (("all", folder), ("one", one)):
+            fresh(db)()
+            argv = [sys.executable, "-m", "ingest", "auto", str(path), "--db", str(db), "--quiet"]
+            times[name].append(run_measured(argv)[0])
+    fresh(db)()
+    whole, start = statistics.median(times["all"]), statistics.median(times["one"])
+    each = (whole - start) / (len(texts) - 1)
+    runs = len(times["all"])
+    print(f"(h) a folder of {len(texts)} real documents, medians of {runs} fresh processes")
+    print(f"    ingest auto FOLDER --db fresh: {whole:6.2f} s; one document alone {start:.2f} s")
+    print(f"    each further document: {each * 1000:.1f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=textwrap.dedent(__doc__ or "").split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -888,7 +922,7 @@ def main() -> int:
     parser.add_argument("--mix-mb", type=float, default=100, help="size of each log of (f)")
     parser.add_argument("--mixes", default=",".join(MIXES), help="the mixes (f) runs")
     parser.add_argument(
-        "--parts", default="a,b,c,d,e,f,g", help="which parts to run (c runs with a, e with d)"
+        "--parts", default="a,b,c,d,e,f,g,h", help="which parts to run (c runs with a, e with d)"
     )
     parser.add_argument("--only", choices=("results", "log", "tools"), help="run one part only")
     args = parser.parse_args()
@@ -909,6 +943,8 @@ def main() -> int:
             bench_mixes(work, args.mix_mb, args.repeat, args.mixes.split(","))
         if "g" in parts:
             bench_small(work, args.repeat)
+        if "h" in parts:
+            bench_folder(work, args.repeat)
         print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

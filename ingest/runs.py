@@ -157,7 +157,7 @@ def dominant_model(text: str, limit: int = 1 << 20) -> str:
 # The letters every name of _MODEL_NAMES starts with: a match of _MODELS starts where
 # the lowered text holds one of them.
 _MODEL_STEMS = tuple(
-    re.match(r"[a-z0-9]+", name).group() for name in _MODEL_NAMES.split("|")  # type: ignore[union-attr]
+    re.split(r"[^a-z0-9]", name, maxsplit=1)[0] for name in _MODEL_NAMES.split("|")
 )
 
 

@@ -376,16 +376,13 @@ def write_problems(
     _append(conn, "ingest_errors", table)
 
 
-# The Arrow tables of a document's rows are read by DuckDB by the name of a local variable
-# of the function that runs the query (a replacement scan), not registered: a register and
-# its unregister are a view made and dropped in the catalog, 0.5 ms a pair, five to nine in
-# every document stored (a sixth of storing a small one). The names are ours alone.
-
-
 def _append(conn: duckdb.DuckDBPyConnection, table_name: str, table: pa.Table) -> None:
-    _perfboard_rows = table  # read by name (the note above)
-    columns = ", ".join(f'"{c}"' for c in table.column_names)
-    conn.execute(f"INSERT INTO {table_name} ({columns}) SELECT {columns} FROM _perfboard_rows")
+    conn.register("_perfboard_rows", table)
+    try:
+        columns = ", ".join(f'"{c}"' for c in table.column_names)
+        conn.execute(f"INSERT INTO {table_name} ({columns}) SELECT {columns} FROM _perfboard_rows")
+    finally:
+        conn.unregister("_perfboard_rows")
 
 
 def ensure_series(conn: duckdb.DuckDBPyConnection, series: dict[str, tuple[str, ...]]) -> None:
@@ -407,11 +404,14 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.T
     cost 4 ms a document at 20,000 series, the most of a small result file's ingest).
     """
     keys = table.column("series_key").to_pylist()
-    _perfboard_keys = table.select(["series_key"])  # read by name (the note at _append)
-    found = conn.sql(
-        "SELECT series_key, series_id FROM series"
-        " WHERE series_key IN (SELECT series_key FROM _perfboard_keys)"
-    ).to_arrow_table()
+    conn.register("_perfboard_keys", table.select(["series_key"]))
+    try:
+        found = conn.sql(
+            "SELECT series_key, series_id FROM series"
+            " WHERE series_key IN (SELECT series_key FROM _perfboard_keys)"
+        ).to_arrow_table()
+    finally:
+        conn.unregister("_perfboard_keys")
     # First arrival of each new key, in order: series are numbered in the order they first
     # appear, so one document gives the same ids in one process or many. In Python, not
     # pyarrow.compute (see future_warning): a document has few series.
@@ -430,14 +430,18 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.T
     )
     start = conn.execute("SELECT coalesce(max(series_id), 0) FROM series").fetchall()[0][0]
     ids = list(range(start + 1, start + 1 + new.num_rows))
-    _perfboard_series = new.append_column("series_id", pa.array(ids, pa.int64()))  # by name
-    conn.execute(
-        "INSERT INTO series (series_id, series_key, project, benchmark, task, metric,"
-        " unit, direction, framework, device, params, testbed)"
-        " SELECT series_id, series_key, project, benchmark, task, metric, unit,"
-        " direction, framework, device, params::JSON, testbed::JSON"
-        " FROM _perfboard_series"
-    )
+    new = new.append_column("series_id", pa.array(ids, pa.int64()))
+    conn.register("_perfboard_series", new)
+    try:
+        conn.execute(
+            "INSERT INTO series (series_id, series_key, project, benchmark, task, metric,"
+            " unit, direction, framework, device, params, testbed)"
+            " SELECT series_id, series_key, project, benchmark, task, metric, unit,"
+            " direction, framework, device, params::JSON, testbed::JSON"
+            " FROM _perfboard_series"
+        )
+    finally:
+        conn.unregister("_perfboard_series")
     return pa.table(
         {
             "series_key": found.column("series_key").to_pylist() + [keys[i] for i in firsts],
@@ -680,16 +684,20 @@ def write_rows(
                 strict=True,
             )
         ]
-        # Read by name (the note at _append).
-        _perfboard_measurements, _perfboard_ids = rows.measurements, ids
-        conn.execute(
-            "INSERT INTO measurements (series_id, source_id, run, version, measured_at,"
-            " value, status, samples, warmup, stats, line, raw)"
-            " SELECT s.series_id, ?, n.run, n.version, n.measured_at, n.value,"
-            " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
-            " FROM _perfboard_measurements n JOIN _perfboard_ids s USING (series_key)",
-            [source_id],
-        )
+        conn.register("_perfboard_measurements", rows.measurements)
+        conn.register("_perfboard_ids", ids)
+        try:
+            conn.execute(
+                "INSERT INTO measurements (series_id, source_id, run, version, measured_at,"
+                " value, status, samples, warmup, stats, line, raw)"
+                " SELECT s.series_id, ?, n.run, n.version, n.measured_at, n.value,"
+                " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
+                " FROM _perfboard_measurements n JOIN _perfboard_ids s USING (series_key)",
+                [source_id],
+            )
+        finally:
+            conn.unregister("_perfboard_measurements")
+            conn.unregister("_perfboard_ids")
     if rows.runs.num_rows:
         runs = rows.runs.add_column(
             0, "source_id", pa.array([source_id] * rows.runs.num_rows, pa.int64())

@@ -172,10 +172,15 @@ class EventBlock(TableBlock):
         return [ProfileEvent(**dict(zip(names, row, strict=True))) for row in rows]
 
 
+def line_bounds(newlines: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each line of a text of `size` bytes starts and ends (before its newline),
+    from the offsets of its newlines."""
+    return np.concatenate(([0], newlines + 1)), np.append(newlines, size)
+
+
 def lines_of(data: bytes, newlines: np.ndarray) -> tuple[pa.LargeStringArray, np.ndarray]:
     """Every line of `data` (without its newline) as strings, and where each starts."""
-    starts = np.concatenate(([0], newlines + 1))
-    ends = np.append(newlines, len(data))
+    starts, ends = line_bounds(newlines, len(data))
     return spans(data, starts, ends), starts
 
 

@@ -37,7 +37,7 @@ from itertools import chain
 from operator import attrgetter
 
 from ingest.gate import MARKER_ANCHORS, markers_of
-from ingest.text import DocText, line_matches
+from ingest.text import DocText, line_matches, lowered_for_literals
 from perfboard.model import Found, Measurement, ParamValue
 
 UNKNOWN_BENCHMARK = "unknown"
@@ -167,11 +167,8 @@ def _model_matches(text: str, limit: int) -> Iterator[re.Match[str]]:
     The regex engine stops at every letter a name may start with (a MiB of prose: 24 ms);
     str.find of each stem in the lowered text is a memchr-like pass (1-2 ms in all).
     """
-    head = text[:limit]
-    low = head.lower()
-    # Case-insensitive "i" and "s" also match "ı", "İ" and "ſ", and lower() makes "İ" two
-    # characters (the offsets would move): the engine's own search for such a text.
-    if len(low) != len(head) or "ı" in head or "ſ" in head:
+    low = lowered_for_literals(text[:limit])
+    if low is None:  # the offsets of lower() would not be the text's
         yield from _MODELS.finditer(text, 0, limit)
         return
     starts: list[int] = []

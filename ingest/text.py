@@ -119,6 +119,18 @@ def _decode_failure(data: bytes, error: UnicodeDecodeError, tried: str) -> str:
     return f"line {line}: byte {data[error.start]:#04x} is not valid {tried}"
 
 
+def lowered_for_literals(text: str) -> str | None:
+    """text.lower(), in which a literal that every match of a case-insensitive pattern holds
+    is found where the match is (the same offsets); None when it would not be: Python's
+    IGNORECASE also matches "i" with "ı" and "İ" and "s" with "ſ", which lower() keeps
+    apart, and lower() makes "İ" two characters. For searches that skip a pattern, or try
+    it only where its literal is (cells.unit_in_text, runs.dominant_model)."""
+    low = text.lower()
+    if len(low) != len(text) or "ı" in text or "ſ" in text:
+        return None
+    return low
+
+
 _QUOTE = re.compile(r"(?m)^ {0,3}>(?: ?>)* ?")
 
 

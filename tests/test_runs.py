@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ingest import runs
 from tests.conftest import ROOT, ingest
 
 THREAD = ROOT / "tests" / "fixtures" / "tester_variants"
@@ -61,3 +62,26 @@ def test_comment_dates_of_a_thread_inside_a_log_read_through_the_compiled_gate(
         (49.1309, datetime(2019, 11, 21)),
         (54.6457, datetime(2019, 11, 22)),
     ]
+
+
+def test_model_names_are_found_where_the_engine_finds_them() -> None:
+    # runs._model_matches tries _MODELS only where a name's first letters are (str.find in
+    # the lowered text); the matches must be finditer's, in real documents and in texts
+    # whose lower() moves offsets or hides a case-insensitive match.
+    texts = [
+        path.read_text(encoding="utf-8") for path in sorted((ROOT / "data/samples").glob("*.md"))
+    ]
+    texts += [
+        "ERNIE-tiny beside Transformer_big and transformer big, resnet50, ResNet-50, gpt 2",
+        "xbert bertbert ernie_ seq2seq yolov3 deeplabv3 pyramid_dnn vgg16 LSTM",
+        "İ ernie ERNİE bert",  # lower() makes İ two characters
+        "ERNıE erNie reſnet50",  # "ı" and "ſ" match "i" and "s" case-insensitively
+    ]
+    for text in texts:
+        for limit in (len(text), len(text) // 2, 20):
+            expected = [(m.start(), m.group(1)) for m in runs._MODELS.finditer(text, 0, limit)]
+            found = [(m.start(), m.group(1)) for m in runs._model_matches(text, limit)]
+            assert found == expected
+    assert runs.dominant_model(texts[-2]) == "ernie"
+    folded = [m.group(1) for m in runs._model_matches(texts[-1], len(texts[-1]))]
+    assert folded == ["ERNıE", "erNie", "reſnet50"]

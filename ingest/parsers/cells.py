@@ -13,6 +13,7 @@ from dataclasses import fields
 from datetime import date
 from typing import Any
 
+from ingest.text import lowered_for_literals
 from perfboard.model import Measurement, ParamValue, Status
 from perfboard.units import (
     Quantity,
@@ -355,11 +356,9 @@ def unit_in_text(text: str) -> str:
     """The time unit a caption or sentence states ("单位 ms" -> "ms"), "" if none; the last
     statement wins (the nearest to a table below it)."""
     found: list[tuple[int, str]] = []
-    low = text.lower()
-    # Case-insensitive "i" and "s" also match "ı", "İ" and "ſ", which lower() keeps apart.
-    folded = "ı" in text or "İ" in text or "ſ" in text
+    low = lowered_for_literals(text)
     for pattern, needed in zip(_TEXT_UNIT, _TEXT_UNIT_NEEDS, strict=True):
-        if not folded and not any(word in low for word in needed):
+        if low is not None and not any(word in low for word in needed):
             continue  # a literal every match of the pattern holds is absent: no match
         for m in pattern.finditer(text):
             found.append((m.start(1), m.group(1)))

@@ -90,9 +90,7 @@ def _hits(doc: DocText) -> Iterator[tuple[int, str, re.Match[str]]]:
     import pyarrow.compute as pc
 
     data = text.encode("ascii")  # an indexed chunk is ASCII (ingest.documents)
-    newlines = doc.line_at.positions
-    starts = np.concatenate(([0], newlines + 1))
-    ends = np.append(newlines, len(data))
+    starts, ends = columns.line_bounds(doc.line_at.positions, len(data))
     # RE2 costs about half a microsecond a string it is given, whatever its length: the
     # lines are tried a block of them at a time first, and one by one only in a block
     # that matched (a line that matches alone matches in its block too: its neighbours

@@ -9,7 +9,7 @@ import sys
 # Once made they are frozen (moved out of the collector's sight: they live as long as
 # the command) and the collector runs as usual from there on.
 gc.disable()
-from ingest.cli import arrow_without_pandas, main  # noqa: E402
+from ingest.cli import arrow_without_pandas, keep_freed_memory, main  # noqa: E402
 from ingest.save import freeze_for_life  # noqa: E402
 
 freeze_for_life()
@@ -18,5 +18,6 @@ gc.enable()
 # Guarded: change detection over many points runs in spawned processes, which import this
 # module again (as __mp_main__) and must not run the command a second time.
 if __name__ == "__main__":
+    keep_freed_memory()
     arrow_without_pandas()
     sys.exit(main())

@@ -46,8 +46,8 @@ from ingest.text import (
     Empty,
     LineIndex,
     NotText,
-    decode,
-    nfkc,
+    TextLineIndex,
+    decode_nfkc,
     normalise,
     sniff_encoding,
 )
@@ -250,21 +250,29 @@ def chunk_text(
             markers = line_markers(text, text.encode("ascii")) | seen.markers
             doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits)
             return doc, seen.present
-    text, encoding = decode(bytes(raw), codec)
     # normalise's steps, its two searches for line ends and quote markers answered by the
     # markers the chunk needs anyway (each search costs 3 ms a 4 MiB chunk): NFKC first,
     # as the markers must be the normalised text's (it makes ">" of "＞").
-    text = nfkc(text)
-    encoded = text.encode("utf-8", "surrogatepass")  # what the markers and the gate read
+    text, encoding, encoded, offsets = decode_nfkc(raw, codec)
     markers = line_markers(encoded)
     if markers & {"quote", "cr"}:
         text = normalise(text)  # NFKC again changes nothing
         encoded = text.encode("utf-8", "surrogatepass")
         markers = line_markers(encoded)
+        offsets = None
     seen = gate.scan(encoded)
-    hits = seen.hits if text.isascii() else None  # byte offsets are not str offsets
     markers |= seen.markers
-    return DocText(text, meta, first_line, encoding, markers, hits), seen.present
+    if text.isascii():
+        return DocText(text, meta, first_line, encoding, markers, seen.hits), seen.present
+    if offsets is None:  # the gate's byte offsets are not the text's
+        return DocText(text, meta, first_line, encoding, markers), seen.present
+    # The text's offsets of the gate's hits and of its newlines, from the bytes' (the
+    # newlines of `raw` when normalising moved none): no UTF-32 copy of it to index.
+    hits = {name: offsets(found).tolist() for name, found in seen.hits.items()}
+    same = line_index is not None and len(encoded) == len(raw)
+    newlines = (line_index if same else LineIndex(encoded)).positions
+    index = TextLineIndex(text, first_line, offsets(newlines))
+    return DocText(text, meta, first_line, encoding, markers, hits, index), seen.present
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ runs' cached label params, documents._lines_read, and the paused cycle collector
 
 from __future__ import annotations
 
+import codecs
 import gc
 import heapq
 import importlib
@@ -358,6 +359,86 @@ def test_nfkc_of_a_log_with_a_chinese_comment_on_every_line():
     assert "（" not in nfkc(body) and "É" in nfkc(body)
 
 
+def _decoded_then_normalised(raw: bytes, codec: str) -> tuple[str, str]:
+    text, encoding = decode(raw, codec)
+    return nfkc(text), encoding
+
+
+def _assert_decode_nfkc_as_before(raw: bytes, codec: str = "utf-8") -> bool:
+    """decode_nfkc (the bytes normalised first) gives what decoding then nfkc gave, the
+    UTF-8 bytes of that text, and (when it gives them) the text's offset of each of its
+    characters' first byte; or fails where that failed, with the same reason."""
+    try:
+        expected = _decoded_then_normalised(raw, codec)
+    except text_module.NotText as error:
+        with pytest.raises(text_module.NotText, match=re.escape(str(error))):
+            text_module.decode_nfkc(memoryview(raw), codec)
+        return False
+    for data in (raw, memoryview(raw)):
+        text, encoding, encoded, offsets = text_module.decode_nfkc(data, codec)
+        assert (text, encoding) == expected, repr(raw[:60])
+        assert encoded == text.encode("utf-8"), repr(raw[:60])
+        if offsets is not None:
+            starts = np.flatnonzero(np.frombuffer(encoded, np.uint8) & 0xC0 != 0x80)
+            assert offsets(starts).tolist() == list(range(len(text))), repr(raw[:60])
+    return offsets is not None
+
+
+def test_decode_nfkc_around_every_character_of_the_plane():
+    """Each character of the plane as UTF-8 bytes, among those it may combine with (as in
+    the test of nfkc above): the bytes' replacements are the code units'."""
+    codes = [c for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
+    pad = "x" * 64
+    for first in range(0, len(codes), 64):
+        body = pad.join(
+            f"e{c}\u0301{c}\u1100{c}\u1161{c}\uac00{c}{c}a\u0300{c}Ｅ{c}"
+            for c in map(chr, codes[first : first + 64])
+        )
+        _assert_decode_nfkc_as_before(body.encode("utf-8"))
+
+
+def test_decode_nfkc_on_random_strings_and_the_fixtures():
+    rng = random.Random(2027)
+    ascii_ = [chr(c) for c in range(0x20, 0x7F)] + ["\n", "\t"]
+    wide = _SPECIAL + list("（）：，。　第次预测耗时…ﬁ") + [chr(0x1D400), chr(0x2F9C)]
+    indexed = 0
+    for _ in range(3000):
+        parts = []
+        for _ in range(rng.randrange(1, 25)):
+            parts.append("".join(rng.choices(ascii_, k=rng.randrange(0, 40))))
+            parts.append("".join(rng.choices(wide, k=rng.randrange(1, 4))))
+        indexed += _assert_decode_nfkc_as_before("".join(parts).encode("utf-8"))
+    for text in [*_texts(), _modern_log(2)]:
+        indexed += _assert_decode_nfkc_as_before(text.encode("utf-8"))
+    assert indexed > 300  # texts normalised on their bytes alone, offsets given
+
+
+def test_decode_nfkc_of_bytes_that_are_no_utf8():
+    """Malformed sequences are never replaced: the text fails to decode as UTF-8 just as it
+    did, and goes on to GB18030, lines of both, or the same reason of failure."""
+    gbk = "第1次（预测）：耗时\n".encode("gb18030")
+    full = "（x）：\n".encode()
+    cases = [
+        b"a\xef\xbc",  # cut short at the end
+        b"\xef\xbc\x88\x88",  # a full-width "(" and a stray continuation byte
+        b"\xe0\x80\xa8 overlong (",
+        b"\xed\xa0\x80 a surrogate",
+        b"\xf0\x9d\x90\x80 bold A, beyond the plane",
+        b"\xef\xbc(\xef\xbc\x88",  # a lead without its last byte, then a whole one
+        b"\xc0\xa8\xc1\xbf",
+        gbk,
+        gbk + full,  # GB18030 bytes that hold a UTF-8 sequence's look
+        full + b"\xd6\xd0\n",
+        "第1次（预测）\n".encode() + gbk,  # lines of both
+        b"\xff\xfe",
+    ]
+    for raw in cases:
+        _assert_decode_nfkc_as_before(raw)
+    _assert_decode_nfkc_as_before(codecs.BOM_UTF8 + full, "utf-8-sig")  # a chunk's BOM
+    _assert_decode_nfkc_as_before(full, "utf-8-sig")
+    _assert_decode_nfkc_as_before("（x）".encode("utf-16"), "utf-16")
+
+
 def test_nfkc_unsafe_table_covers_compositions_beyond_the_plane():
     """A character beyond the plane that composes has its parts beyond the plane too (all
     of them count as unsafe): none has a second part inside it the table leaves safe."""
@@ -494,6 +575,40 @@ def test_line_markers_answer_as_the_searches_did():
             assert gate.line_markers(text, raw, newlines) == expected, repr(text[:60])
         comment = {"comment"} if "commented" in text or "·" in text else set()
         assert gate.markers_of(text) == expected | comment, repr(text[:60])
+
+
+def test_chunk_text_beyond_ascii_gives_the_text_offsets_of_hits_and_lines():
+    """A chunk beyond ASCII, normalised on its bytes: the gate's hits and the newline index
+    are the text's offsets (as a search of the str finds them), whether normalising moved
+    bytes (full-width "（：", three bytes to one), changed them in place ("µ" to "μ") or
+    left them. Where the text needed more (an ellipsis is three dots), no hits, as before."""
+    line = (
+        "I0719 10:14:50.{n:06d} 70931 tester.cc:98] batch_size: 1, repeat: 1000,"
+        " average latency: {ms:.4f}ms # 第{n}次{extra}\n"
+    )
+    for extra, on_bytes in (
+        ("（预测）：耗时", True),
+        ("µs", True),
+        ("预测耗时", True),
+        ("é…", False),
+    ):
+        body = "".join(
+            line.format(n=n, ms=6 + n / 1e4, extra=extra if n % 3 else "") + f"说明 {n}\n"
+            for n in range(2000)
+        )
+        raw = body.encode("utf-8")
+        doc, _ = documents.chunk_text(
+            memoryview(raw), "utf-8", "auto", DocMeta(uri="x"), 1, documents.LineIndex(raw)
+        )
+        assert doc.text == nfkc(body)
+        if on_bytes:
+            assert doc.hits == documents.gate_for("auto")._scan_text(doc.text).hits
+            assert len(doc.hits["latency"]) == 2000
+        else:
+            assert doc.hits is None
+        assert isinstance(doc.line_at, text_module.TextLineIndex)
+        positions = list(range(0, len(doc.text), 7))
+        assert doc.lines_at(positions) == [doc.text.count("\n", 0, p) + 1 for p in positions]
 
 
 def test_chunk_text_with_a_quote_marker_that_nfkc_makes():

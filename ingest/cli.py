@@ -262,7 +262,7 @@ _MMAP_THRESHOLD = 32 * 2**20  # glibc's largest
 _TRIM_THRESHOLD = 256 * 2**20
 
 
-def keep_freed_memory() -> None:
+def keep_freed_memory() -> bool:
     """Have glibc's malloc keep freed memory for reuse, for the rest of this process (and
     the workers it forks).
 
@@ -271,16 +271,17 @@ def keep_freed_memory() -> None:
     chunk pays again the page faults of touching new memory: copying 4 MiB took 3.6 ms,
     into memory used before 1.8 ms. Blocks up to 32 MiB then come from the heap, and up to
     256 MiB of it freed stays there. Only for the command line (ingest/__main__.py), and
-    only where the C library has mallopt.
+    only where the C library has mallopt; returns whether it took both settings.
     """
     import ctypes  # numpy has imported it already
 
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
-        return  # not glibc (musl, macOS): their own allocators
-    mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-    mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+        return False  # not glibc (musl, macOS): their own allocators
+    return bool(
+        mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD) and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+    )
 
 
 def open_store(args: argparse.Namespace, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -10,6 +10,7 @@ import gc
 import heapq
 import importlib
 import pkgutil
+import platform
 import random
 import re
 import subprocess
@@ -609,6 +610,15 @@ def test_chunk_text_beyond_ascii_gives_the_text_offsets_of_hits_and_lines():
         assert isinstance(doc.line_at, text_module.TextLineIndex)
         positions = list(range(0, len(doc.text), 7))
         assert doc.lines_at(positions) == [doc.text.count("\n", 0, p) + 1 for p in positions]
+
+
+def test_the_command_keeps_freed_memory_where_glibc_allows():
+    """ingest/__main__.py asks glibc to keep freed blocks of a chunk's size for reuse; with
+    glibc (these machines, the CI image) both settings are taken."""
+    code = "from ingest.cli import keep_freed_memory; print(keep_freed_memory())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(platform.libc_ver()[0] == "glibc")
 
 
 def test_chunk_text_with_a_quote_marker_that_nfkc_makes():

@@ -162,13 +162,20 @@ def _unquoted(text: str) -> str:
 SINGLES_PER_CHAR = 1000
 
 
+# Texts of at least this many bytes are normalised on their bytes (decode_nfkc).
+NORMALISED_AS_BYTES = 2**16
+
+
 def decode_nfkc(data: bytes | memoryview, codec: str) -> tuple[str, str, bytes, CharOffsets | None]:
     """decode, then nfkc: the text, the encoding used, the text's UTF-8 bytes (what the
     gate and the markers read) and, when known, the text's offsets of those bytes'.
 
-    A UTF-8 text is normalised on its bytes first (nfkc_utf8): most need nothing more,
-    and their bytes need no encoding back."""
-    if codec == "utf-8" or (codec == "utf-8-sig" and data[:3] != codecs.BOM_UTF8):
+    A large UTF-8 text (a chunk of a log) is normalised on its bytes first (nfkc_utf8):
+    most need nothing more, and their bytes need no encoding back. A small one (a comment)
+    is decoded first, as most are NFKC already and unicodedata tells so in microseconds:
+    no table of the plane (20 ms to build) is made for it."""
+    utf8 = codec == "utf-8" or (codec == "utf-8-sig" and data[:3] != codecs.BOM_UTF8)
+    if utf8 and len(data) >= NORMALISED_AS_BYTES:
         normal, clean, offsets = nfkc_utf8(data)
         try:
             text = str(normal, "utf-8")

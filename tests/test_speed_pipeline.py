@@ -385,7 +385,13 @@ def _assert_decode_nfkc_as_before(raw: bytes, codec: str = "utf-8") -> bool:
     return offsets is not None
 
 
-def test_decode_nfkc_around_every_character_of_the_plane():
+@pytest.fixture
+def bytes_always(monkeypatch):
+    """decode_nfkc normalising on the bytes whatever their length (else from 64 KiB)."""
+    monkeypatch.setattr(text_module, "NORMALISED_AS_BYTES", 0)
+
+
+def test_decode_nfkc_around_every_character_of_the_plane(bytes_always):
     """Each character of the plane as UTF-8 bytes, among those it may combine with (as in
     the test of nfkc above): the bytes' replacements are the code units'."""
     codes = [c for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
@@ -398,7 +404,7 @@ def test_decode_nfkc_around_every_character_of_the_plane():
         _assert_decode_nfkc_as_before(body.encode("utf-8"))
 
 
-def test_decode_nfkc_on_random_strings_and_the_fixtures():
+def test_decode_nfkc_on_random_strings_and_the_fixtures(bytes_always):
     rng = random.Random(2027)
     ascii_ = [chr(c) for c in range(0x20, 0x7F)] + ["\n", "\t"]
     wide = _SPECIAL + list("（）：，。　第次预测耗时…ﬁ") + [chr(0x1D400), chr(0x2F9C)]
@@ -414,7 +420,7 @@ def test_decode_nfkc_on_random_strings_and_the_fixtures():
     assert indexed > 300  # texts normalised on their bytes alone, offsets given
 
 
-def test_decode_nfkc_of_bytes_that_are_no_utf8():
+def test_decode_nfkc_of_bytes_that_are_no_utf8(bytes_always):
     """Malformed sequences are never replaced: the text fails to decode as UTF-8 just as it
     did, and goes on to GB18030, lines of both, or the same reason of failure."""
     gbk = "第1次（预测）：耗时\n".encode("gb18030")

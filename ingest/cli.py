@@ -259,7 +259,7 @@ def arrow_without_pandas() -> None:
 # glibc's mallopt parameters (malloc.h), and the values keep_freed_memory sets.
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _MMAP_THRESHOLD = 32 * 2**20  # glibc's largest
-_TRIM_THRESHOLD = 256 * 2**20
+_TRIM_THRESHOLD = 64 * 2**20
 
 
 def keep_freed_memory() -> bool:
@@ -270,7 +270,7 @@ def keep_freed_memory() -> bool:
     By default glibc maps a block that large fresh, and unmaps it when freed, so every
     chunk pays again the page faults of touching new memory: copying 4 MiB took 3.6 ms,
     into memory used before 1.8 ms. Blocks up to 32 MiB then come from the heap, and up to
-    256 MiB of it freed stays there. Only for the command line (ingest/__main__.py), and
+    64 MiB of it freed stays there. Only for the command line (ingest/__main__.py), and
     only where the C library has mallopt; returns whether it took both settings.
     """
     import ctypes  # numpy has imported it already

@@ -597,8 +597,9 @@ def _combine(
     """Chunks back into one document: lines and runs shifted to their place, in order."""
     found = Found()
     runs: list[Run] = []
-    # Each chunk's rows: as tables (a worker's, a block's) or as its objects and runs.
-    parts: list[Rows | tuple[list[Measurement], list[Run]]] = []
+    # Each chunk's rows: as tables (a worker's, a block's) still to be moved on by its
+    # (lines, runs), or as its objects and runs, moved on by _shift.
+    parts: list[tuple[Rows, int, int] | tuple[list[Measurement], list[Run]]] = []
     run_count = 0
     first_line = 1
     encodings: list[str] = []
@@ -609,7 +610,7 @@ def _combine(
         chunk_runs = chunk.run_count
         _shift(chunk, first_line - 1, run_count)
         if chunk.rows is not None:
-            parts.append(chunk.rows.shifted(first_line - 1, run_count))
+            parts.append((chunk.rows, first_line - 1, run_count))
         else:
             parts.append((chunk.found.measurements, chunk.runs))
         run_count += chunk_runs
@@ -631,7 +632,7 @@ def _combine(
     info.n_lines = 0 if blank else first_line
     if len(texts) == 1:  # a document of one chunk, small enough (ChunkResult.text)
         info.text = texts[0]
-    rows = Rows.concat([p if isinstance(p, Rows) else Rows.of(*p) for p in parts])
+    rows = Rows.placed([p if isinstance(p[0], Rows) else (Rows.of(*p), 0, 0) for p in parts])
     return Parsed(info, found, runs, rows)
 
 

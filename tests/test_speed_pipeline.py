@@ -636,6 +636,19 @@ def test_chunk_text_with_a_quote_marker_that_nfkc_makes():
 # -- rows ------------------------------------------------------------------------------------
 
 
+def test_chunks_rows_are_moved_on_by_their_own_amounts_in_their_own_types():
+    """Rows.placed's addition: each part's rows plus its amount, the column's type kept,
+    and a run number pushed past what its int32 column holds refused, not wrapped."""
+    parts = [pa.array([0, 1], pa.int32()), pa.array([], pa.int32()), pa.array([0], pa.int32())]
+    run = pa.chunked_array(parts)
+    moved = save._plus(run, np.array([0, 5, 7]), [2, 0, 1])
+    assert moved.type == pa.int32() and moved.to_pylist() == [0, 1, 7]
+    line = pa.chunked_array([pa.array([3, 9], pa.int64()), pa.array([1], pa.int64())])
+    assert save._plus(line, np.array([0, 2**40]), [2, 1]).to_pylist() == [3, 9, 2**40 + 1]
+    with pytest.raises(OverflowError):
+        save._plus(run, np.array([0, 0, 2**31]), [2, 0, 1])
+
+
 def _old_record_table(records, schema):
     return pa.table(
         [save.column(list(map(attrgetter(f.name), records)), f.type) for f in schema],

@@ -547,7 +547,9 @@ class Rows:
         lines = np.array([n for _, n, _ in parts], np.int64)
         runs = np.array([n for _, _, n in parts], np.int64)
 
-        def moved(table: pa.Table | None, each: list[pa.Table | None], **by: np.ndarray):
+        def moved(
+            table: pa.Table | None, each: list[pa.Table | None], **by: np.ndarray
+        ) -> pa.Table | None:
             if table is None:
                 return None
             counts = [0 if t is None else t.num_rows for t in each]
@@ -644,7 +646,7 @@ def _plus(column: pa.ChunkedArray, amounts: np.ndarray, counts: list[int]) -> pa
     if column.null_count:  # not in these columns; the general way all the same
         import pyarrow.compute as pc
 
-        return pc.add(column, pa.array(added)).combine_chunks().cast(column.type)
+        return pc.add(column.combine_chunks(), pa.array(added)).cast(column.type)
     values = column.to_numpy()
     total = values.astype(np.int64) + added
     narrowed = total.astype(values.dtype)

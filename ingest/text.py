@@ -168,7 +168,8 @@ NORMALISED_AS_BYTES = 2**16
 
 def decode_nfkc(data: bytes | memoryview, codec: str) -> tuple[str, str, bytes, CharOffsets | None]:
     """decode, then nfkc: the text, the encoding used, the text's UTF-8 bytes (what the
-    gate and the markers read) and, when known, the text's offsets of those bytes'.
+    gate and the markers read) and, when known, what turns offsets into those bytes into
+    offsets into the text.
 
     A large UTF-8 text (a chunk of a log) is normalised on its bytes first (nfkc_utf8):
     most need nothing more, and their bytes need no encoding back. A small one (a comment)

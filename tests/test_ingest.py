@@ -6,6 +6,7 @@ import itertools
 import json
 import shutil
 import sys
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import duckdb
@@ -477,3 +478,110 @@ def test_worker_processes_store_exactly_what_one_process_stores(tmp_path: Path) 
     one, pooled = stores
     assert len(one["measurements"]) == 120 and len(one["profile"]) == 300
     assert pooled == one
+
+
+class HeldPool(Executor):
+    """An executor that takes every task and runs none: what the pool has not begun."""
+
+    def __init__(self) -> None:
+        self.futures: list[Future[object]] = []
+
+    def submit(self, fn: object, /, *args: object, **kwargs: object) -> Future[object]:
+        self.futures.append(Future())
+        return self.futures[-1]
+
+
+def _large_log(tmp_path: Path) -> Path:
+    """A log of three chunks (9 MiB of glog lines, a latency line in each 51)."""
+    block = sample_path(FUSION).read_text(encoding="utf-8")
+    noise = "I0719 10:14:50.539557 70931 operator.cc:169] CUDAPlace(0) Op(increment).\n" * 2000
+    path = tmp_path / "big.log"
+    with open(path, "w", encoding="utf-8") as out:
+        while out.tell() < 9 * 2**20:
+            out.write(noise + "\n" + block + "\n")
+    return path
+
+
+def test_a_large_document_is_parsed_while_the_store_opens_and_stored_the_same(
+    tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ingest.cli as cli
+    from ingest import documents, pipeline
+
+    path = _large_log(tmp_path)
+    order: list[str] = []
+    start_reading, open_store = pipeline.start_reading, cli.open_store
+
+    def starting(*args: object, **kwargs: object) -> documents.Reading:
+        reading = start_reading(*args, **kwargs)  # type: ignore[arg-type]
+        order.append(f"parse begun: {len(reading.futures)} chunks")
+        return reading
+
+    def opening(*args: object, **kwargs: object) -> duckdb.DuckDBPyConnection:
+        order.append("store opened")
+        return open_store(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "start_reading", starting)
+    monkeypatch.setattr(documents, "start_reading", starting)  # read_document's way in
+    monkeypatch.setattr(cli, "open_store", opening)
+    monkeypatch.setattr(documents, "PARALLEL_MIN_CHUNKS", 2)  # a pool for 3 chunks
+    for module in (documents, pipeline):
+        monkeypatch.setattr(module, "worker_count", lambda: 2)  # two workers, on any machine
+    other = tmp_path / "other.log"  # a second document, for a store that exists
+    other.write_text(path.read_text(encoding="utf-8") + "one line more\n", encoding="utf-8")
+    assert ingest("auto", str(path), "--no-detect") == 0
+    # A new store: every chunk at once, parsed while the store was made; not again after.
+    assert order == ["parse begun: 3 chunks", "store opened"]
+    assert ingest("auto", str(other), "--no-detect") == 0
+    assert order[2:] == ["parse begun: 2 chunks", "store opened"]  # one a worker, then the rest
+    begun = snapshot(db_path)
+
+    monkeypatch.setattr(documents, "PARALLEL_MIN_CHUNKS", 1000)  # no pool: one process
+    db_path.unlink()
+    del order[:]
+    assert ingest("auto", str(path), "--no-detect") == 0
+    assert ingest("auto", str(other), "--no-detect") == 0
+    assert order == ["store opened", "parse begun: 0 chunks"] * 2  # read after it opened
+    alone = snapshot(db_path)
+    assert len(alone["measurements"]) > 100 and len(alone["profile"]) > 100
+    assert begun == alone
+
+
+def test_a_parse_begun_for_a_document_not_read_after_all_is_dropped(
+    tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingest import documents, pipeline
+    from perfboard import db
+
+    path = _large_log(tmp_path)
+    monkeypatch.setattr(documents, "PARALLEL_MIN_CHUNKS", 2)
+    monkeypatch.setattr(pipeline, "worker_count", lambda: 2)
+    doc = pipeline.Document(DocMeta(uri="big.log"), "auto", path=path)
+    held = HeldPool()
+    # The store failed to open: the block ends, and no chunk is left to parse.
+    with pytest.raises(OSError), pipeline.read_before_store(doc, held, True) as begun:
+        assert begun is not None and len(held.futures) == 3
+        raise OSError("the store did not open")
+    assert all(future.cancelled() for future in held.futures)
+
+    conn = db.connect(db_path)
+    try:
+        assert pipeline.ingest(conn, doc).outcome == "added"
+        held = HeldPool()
+        with pipeline.read_before_store(doc, held, False) as begun:
+            assert len(held.futures) == 2  # a store that exists: one chunk a worker
+            result = pipeline.ingest(conn, doc, None, held, begun)
+            assert result.outcome == "unchanged"  # found by its hash: the parse is dropped
+            assert len(held.futures) == 2  # the rest never handed over
+            assert all(future.cancelled() for future in held.futures)
+        # Nothing to begin: no pool, or a file that fails to plan (ingest records why).
+        with pipeline.read_before_store(doc, None, False) as begun:
+            assert begun is None
+        (tmp_path / "empty.log").write_bytes(b"")
+        empty = pipeline.Document(DocMeta(uri="empty.log"), "auto", path=tmp_path / "empty.log")
+        with pipeline.read_before_store(empty, HeldPool(), False) as begun:
+            assert begun is None
+            result = pipeline.ingest(conn, empty, None, None, begun)
+        assert (result.outcome, result.note) == ("failed", "not readable: empty file")
+    finally:
+        conn.close()

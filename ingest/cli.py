@@ -364,24 +364,17 @@ def run_ingest(args: argparse.Namespace) -> int:
     total = sum(p.stat().st_size for p in paths)
     # On a terminal, for runs long enough to wait on.
     show_bar = not args.quiet and sys.stderr.isatty() and (total > 2**24 or len(paths) > 20)
-
-    def document(path: Path) -> pipeline.Document:
-        return pipeline.Document(meta_for(path, args, manifest), args.kind, path=path)
-
-    first = document(paths[0]) if paths else None
-    new_store = not db.exists(store_location(args))
     with (
         worker_pool(paths, args.kind) as pool,  # forked before the store opens
-        pipeline.read_before_store(first, pool, new_store) as begun,  # parsed as it opens
         closing(open_store(args)) as conn,
         progress_bar(total, show_bar) as bar,
     ):
         changed: list[str] = []
         unchanged: list[str] = []
-        for index, path in enumerate(paths):
+        for path in paths:
             done = bar.n
-            doc = first if index == 0 and first is not None else document(path)
-            result = pipeline.ingest(conn, doc, bar.update, pool, begun if index == 0 else None)
+            doc = pipeline.Document(meta_for(path, args, manifest), args.kind, path=path)
+            result = pipeline.ingest(conn, doc, bar.update, pool)
             summary.count(result)
             if result.outcome in ("added", "replaced", "emptied"):
                 changed.append(result.uri)

@@ -18,7 +18,6 @@ import ctypes
 import os
 import re
 import signal
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -55,7 +54,7 @@ from ingest.text import (
 from perfboard.model import DocMeta, Found, Measurement, PassApplied, Problem, ProfileEvent
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future
+    from concurrent.futures import Executor
 
 # Chunks small enough to stay in cache and to reuse freed memory: decoding 32 MiB at a
 # time runs at a quarter of the speed of 4 MiB (fresh pages fault in on every chunk).
@@ -532,42 +531,6 @@ def read_document(
     `pool` (worker_pool), a document of many chunks is parsed by the pool's processes,
     which send their measurements back as Arrow tables; the stored result is the same.
     """
-    return finish_reading(start_reading(path, kind, meta, chunk_bytes, pool), progress)
-
-
-@dataclass(slots=True)
-class Reading:
-    """A document's parse as started (start_reading): its chunks planned and, in a pool,
-    already being parsed; finish_reading puts them together."""
-
-    size: int
-    codec: str
-    kind: str
-    meta: DocMeta
-    results: Iterator[ChunkResult]
-    cut_tables: list[Problem]
-    futures: deque[Future[ChunkResult]]  # the pool's, not yet handed to the reader
-
-    def cancel(self) -> None:
-        """Drop the chunks the pool has not begun (a document not read after all: found
-        unchanged, or the store failed to open); after finish_reading, nothing to drop."""
-        for future in self.futures:
-            future.cancel()
-
-
-def start_reading(
-    path: Path,
-    kind: str,
-    meta: DocMeta,
-    chunk_bytes: int = CHUNK_BYTES,
-    pool: Executor | None = None,
-    ahead: int | None = None,
-) -> Reading:
-    """Plan a file's chunks and, with a `pool` and chunks enough, hand them to its
-    processes now: they parse while the caller goes on (opens the store). `ahead`: hand
-    only so many now, the rest once the reading is finished (a document found unchanged
-    then wastes no more than those). Raises what read_document raises before parsing:
-    Empty for an empty file, NotText, OSError."""
     size = os.path.getsize(path)
     if size == 0:
         raise Empty("empty file")
@@ -579,48 +542,19 @@ def start_reading(
         table_cuts: list[int] = []
         ranges = plan_chunks(fh.fileno(), size, chunk_bytes, table_cuts)
         cut_tables = [_cut_table(fh.fileno(), offset) for offset in table_cuts]
-    futures: deque[Future[ChunkResult]] = deque()
     results: Iterator[ChunkResult]
     if pool is not None and len(ranges) >= PARALLEL_MIN_CHUNKS:
-
-        def submit(ranges: list[tuple[int, int]]) -> None:
-            futures.extend(
-                pool.submit(_parse_range_to_rows, str(path), start, end, codec, kind, meta)
-                for start, end in ranges
-            )
-
-        now = len(ranges) if ahead is None else ahead
-        submit(ranges[:now])
-        results = _in_order(futures, lambda: submit(ranges[now:]))
+        tasks = [(str(path), start, end, codec, kind, meta) for start, end in ranges]
+        results = pool.map(_parse_range_to_rows, *zip(*tasks, strict=True))
     else:
         chunks = read_ahead(path, ranges, codec)
         results = (parse_chunk(chunk, codec, kind, meta) for chunk in chunks)
-    return Reading(size, codec, kind, meta, results, cut_tables, futures)
-
-
-def _in_order(
-    futures: deque[Future[ChunkResult]], submit_rest: Callable[[], None]
-) -> Iterator[ChunkResult]:
-    """The chunks' results in order, each let go once handed on (as Executor.map does);
-    the rest cancelled if the reader stops (a chunk failed: the document is not read)."""
-    try:
-        submit_rest()
-        while futures:
-            yield futures.popleft().result()
-    finally:
-        for future in futures:
-            future.cancel()
-
-
-def finish_reading(reading: Reading, progress: Callable[[int], object] | None = None) -> Parsed:
-    """The document of a started reading: its chunks put together. Raises Empty when it
-    holds only white space, and whatever a chunk's parse raised."""
     with collector_paused():  # its records are acyclic (save.collector_paused)
-        parsed = _combine(reading.results, reading.codec, reading.kind, reading.meta, progress)
+        parsed = _combine(results, codec, kind, meta, progress)
     if not parsed.info.n_lines:
         raise Empty("only white space")
-    parsed.info.size_bytes = reading.size
-    parsed.found.problems.extend(reading.cut_tables)
+    parsed.info.size_bytes = size
+    parsed.found.problems.extend(cut_tables)
     return parsed
 
 
@@ -789,13 +723,6 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def worker_count() -> int:
-    """How many worker processes worker_pool starts: one a core this process may use."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 @contextmanager
 def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | None]:
     """Processes to parse large documents with, when there are any and cores to spare.
@@ -807,10 +734,10 @@ def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | No
     other (importing every parser of the kind first took 0.06-0.08 s of every large
     document, most of the gap between a sparse 100 MB log and its 1 MB start-up).
     """
-    cores = worker_count()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     threshold = PARALLEL_MIN_CHUNKS * CHUNK_BYTES
     large = any(p.is_file() and p.stat().st_size >= threshold for p in paths)
-    if not large or cores < 2:
+    if not large or (cores or 1) < 2:
         yield None
         return
     if kind != RESULTS_KIND:

@@ -25,8 +25,7 @@ history through ingest.cli's git-results), so every source has the same rules:
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,15 +34,11 @@ import duckdb
 
 from ingest.documents import (
     Parsed,
-    Reading,
     document_hash,
     file_hash,
-    finish_reading,
     read_document,
     read_text,
-    start_reading,
     text_hash,
-    worker_count,
 )
 from ingest.registry import RESULT_SUFFIXES, RESULTS_KIND, formats_read
 from ingest.save import (
@@ -81,49 +76,14 @@ class Document:
         return self.meta.uri
 
 
-@contextmanager
-def read_before_store(
-    doc: Document | None, pool: Executor | None, new_store: bool
-) -> Iterator[Reading | None]:
-    """A large file's parse begun in the pool before the store is open, for `ingest`.
-
-    The workers would wait idle while the caller opens the store (0.03 s) or creates it
-    (0.09 s), and their first chunks import their parsers meanwhile. Into a new store,
-    where nothing can turn out unchanged, every chunk goes at once; into one that exists,
-    one chunk a worker, so that a document found unchanged wastes no more than those (all
-    at once cost an unchanged 100 MB log 0.05 s more; one a worker, 0.01-0.04 s).
-
-    None when there is nothing to begin: no pool or no file, a result file, or a file
-    that fails to plan (ingest meets the same failure and records it). Whatever `ingest`
-    did not read is cancelled when the block ends, so a store that fails to open costs
-    no parse.
-    """
-    reading = None
-    if pool is not None and doc is not None and doc.path is not None and not _is_results(doc):
-        ahead = None if new_store else worker_count()
-        try:
-            reading = start_reading(doc.path, doc.kind, doc.meta, pool=pool, ahead=ahead)
-        except Exception:  # ingest meets it again, where it is recorded against the document
-            reading = None
-    try:
-        yield reading
-    finally:
-        if reading is not None:
-            reading.cancel()
-
-
 def ingest(
     conn: duckdb.DuckDBPyConnection,
     doc: Document,
     progress: Callable[[int], object] | None = None,
     pool: Executor | None = None,
-    started: Reading | None = None,
 ) -> SaveResult:
     """Read and store one document by the rules above; any failure of this document is
-    recorded against it and returned, never raised (StoreError aside).
-
-    `started`: the document's parse begun already (read_before_store); what the pool has
-    not begun of it is dropped if the document turns out unchanged or fails."""
+    recorded against it and returned, never raised (StoreError aside)."""
     try:
         if _is_results(doc):
             return _save_results(conn, doc)
@@ -134,7 +94,7 @@ def ingest(
             unchanged = prior_state(conn, _identity(doc, _hash(doc)))
             if unchanged is not None:
                 return unchanged
-        parsed = _read(doc, progress, pool, started)
+        parsed = _read(doc, progress, pool)
         if parsed.found.is_empty() and not parsed.rows.records:
             return _holds_nothing(conn, doc, parsed, known)
         return save_found(conn, parsed.info, parsed.found, parsed.rows)
@@ -155,9 +115,6 @@ def ingest(
         return record_failure(conn, doc.uri, _problem(f"{type(error).__name__}: {error}", doc))
     except Exception as error:  # a parser bug must not cost the other documents
         return record_failure(conn, doc.uri, _problem(internal_error(error), doc))
-    finally:
-        if started is not None:
-            started.cancel()
 
 
 def forget(conn: duckdb.DuckDBPyConnection, uri: str) -> bool:
@@ -219,14 +176,7 @@ def internal_error(error: Exception) -> str:
 # -- the steps ----------------------------------------------------------------------------
 
 
-def _read(
-    doc: Document,
-    progress: Callable[[int], object] | None,
-    pool: Executor | None,
-    started: Reading | None = None,
-) -> Parsed:
-    if started is not None:
-        return finish_reading(started, progress)
+def _read(doc: Document, progress: Callable[[int], object] | None, pool: Executor | None) -> Parsed:
     if doc.path is not None:
         return read_document(doc.path, doc.kind, doc.meta, progress=progress, pool=pool)
     return read_text(doc.text or "", doc.kind, doc.meta)

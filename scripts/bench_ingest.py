@@ -1,7 +1,7 @@
 """Ingest throughput next to the raw ceilings measured in the same run.
 
     python scripts/bench_ingest.py [--rows 1000000] [--log-mb 500] [--repeat 3] [--out DIR]
-        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g,h]
+        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g,h,i]
 
 (a) ROWS measurements in perfboard's JSONL format (2,000 series, 500 versions each, about
     485 bytes a record), end to end into a fresh DuckDB store with `ingest results`,
@@ -43,6 +43,11 @@
 (h) the real documents of (f), one file each, as one folder: `python -m ingest auto FOLDER`
     into a fresh store (with detection), medians of >= 5 fresh processes; the time of each
     document after the first (a folder of the first alone is the start-up).
+(i) the small document of (g) into a store whose series it adds to already holds a long
+    history (the latency mix of (f), --mix-mb big: 918,349 points at 100 MB, detected
+    once): `python -m ingest auto` with the change detection it runs over that series'
+    whole history, and with --no-detect, against `python -c "import duckdb, pyarrow"`;
+    medians of >= 5 fresh processes (goal <= 2x, as (g)).
 
 Parts (a)-(e) run the ingest with --no-detect: they compare reading and storing with their
 ceilings. The change detection an ingest runs afterwards on the series it touched is
@@ -911,6 +916,59 @@ def bench_folder(work: Path, repeat: int) -> None:
     print(f"    each further document: {each * 1000:.1f} ms")
 
 
+# -- (i) a small document into a store with a long history -------------------------------
+
+
+def bench_long_history(work: Path, megabytes: float, repeat: int) -> None:
+    """(g)'s small document into a copy of a store where the series it adds to holds the
+    latency mix's points: with the change detection of that series, and without."""
+    log, seed = work / "history.log", work / "history.duckdb"
+    write_mix(log, "latency", megabytes)
+    fresh(seed)()
+    run_measured([sys.executable, "-m", "ingest", "auto", str(log), "--db", str(seed)])
+    log.unlink()
+    db = work / "history-copy.duckdb"
+    times: dict[str, list[float]] = {"imports": [], "detect": [], "no-detect": []}
+    for _ in range(max(repeat, 5)):
+        times["imports"].append(run_measured([sys.executable, "-c", "import duckdb, pyarrow"])[0])
+        for name, extra in (("detect", []), ("no-detect", ["--no-detect"])):
+            fresh(db)()
+            shutil.copyfile(seed, db)
+            argv = [sys.executable, "-m", "ingest", "auto", SMALL_DOCUMENT, "--db", str(db)]
+            seconds, _, err = run_measured([*argv, *extra])
+            assert "1 added" in err, err
+            times[name].append(seconds)
+    points = _longest_series_of_last_source(db)
+    fresh(db)()
+    fresh(seed)()
+    base = statistics.median(times["imports"])
+    print(
+        f"(i) the small document of (g) into a store whose series it adds to holds {points:,}"
+        f" points, medians of {len(times['detect'])} fresh processes"
+    )
+    print(f'    python -c "import duckdb, pyarrow"         : {base:6.2f} s')
+    for name, label in (("detect", "with its change detection"), ("no-detect", "--no-detect")):
+        mine = statistics.median(times[name])
+        print(f"    ingest auto, {label:<26}: {mine:6.2f} s  = {mine / base:.2f}x (goal <= 2x)")
+
+
+def _longest_series_of_last_source(db: Path) -> int:
+    """The points of the longest series the newest source adds to (it must be the long
+    history, or (i) measures nothing)."""
+    import duckdb
+
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        (points,) = conn.execute(
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM measurements WHERE series_id IN"
+            " (SELECT series_id FROM measurements WHERE source_id ="
+            " (SELECT max(source_id) FROM sources)) GROUP BY series_id)"
+        ).fetchone()
+    finally:
+        conn.close()
+    return points or 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=textwrap.dedent(__doc__ or "").split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -922,7 +980,7 @@ def main() -> int:
     parser.add_argument("--mix-mb", type=float, default=100, help="size of each log of (f)")
     parser.add_argument("--mixes", default=",".join(MIXES), help="the mixes (f) runs")
     parser.add_argument(
-        "--parts", default="a,b,c,d,e,f,g,h", help="which parts to run (c runs with a, e with d)"
+        "--parts", default="a,b,c,d,e,f,g,h,i", help="which parts to run (c runs with a, e with d)"
     )
     parser.add_argument("--only", choices=("results", "log", "tools"), help="run one part only")
     args = parser.parse_args()
@@ -945,6 +1003,8 @@ def main() -> int:
             bench_small(work, args.repeat)
         if "h" in parts:
             bench_folder(work, args.repeat)
+        if "i" in parts:
+            bench_long_history(work, args.mix_mb, args.repeat)
         print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -857,33 +857,44 @@ SEED_DOCUMENT = "tests/fixtures/modern/samples/trtexec_tensorrt-4177.md"
 def bench_small(work: Path, repeat: int) -> None:
     """`ingest auto one.md --db existing` (a copy of a store that holds a document already,
     made afresh for every run) against `python -c "import duckdb, pyarrow"`."""
+    seed = work / "seed.duckdb"
+    fresh(seed)()
+    run_measured([sys.executable, "-m", "ingest", "auto", SEED_DOCUMENT, "--db", str(seed)])
+    times = _small_document_into(seed, work, repeat, {"ours": []})
+    fresh(seed)()
+    base, mine = statistics.median(times["imports"]), statistics.median(times["ours"])
+    print(f"(g) a small document end to end, medians of {len(times['ours'])} fresh processes")
+    print(f'    python -c "import duckdb, pyarrow"        : {base:6.2f} s')
+    print(
+        f"    ingest auto {Path(SMALL_DOCUMENT).name} --db existing: {mine:6.2f} s"
+        f"  = {mine / base:.2f}x (goal <= 2x)"
+    )
+
+
+def _small_document_into(
+    seed: Path, work: Path, repeat: int, variants: dict[str, list[str]]
+) -> dict[str, list[float]]:
+    """Seconds of `python -c "import duckdb, pyarrow"` ("imports") and of `ingest auto
+    SMALL_DOCUMENT` into a fresh copy of `seed`, once a round with each variant's extra
+    arguments; >= 5 rounds."""
     # As on any machine where Python may write bytecode: this one sets
     # PYTHONDONTWRITEBYTECODE, and every process would compile perfboard's source anew
     # (0.1 s of the 0.5 s a small document took).
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", "ingest", "perfboard"], cwd=ROOT, check=True
     )
-    seed = work / "seed.duckdb"
-    fresh(seed)()
-    run_measured([sys.executable, "-m", "ingest", "auto", SEED_DOCUMENT, "--db", str(seed)])
     db = work / "existing.duckdb"
-    imports, ours = [], []
+    times: dict[str, list[float]] = {"imports": [], **{name: [] for name in variants}}
     for _ in range(max(repeat, 5)):
-        imports.append(run_measured([sys.executable, "-c", "import duckdb, pyarrow"])[0])
-        fresh(db)()
-        shutil.copyfile(seed, db)
-        seconds, _, err = run_measured(
-            [sys.executable, "-m", "ingest", "auto", SMALL_DOCUMENT, "--db", str(db)]
-        )
-        assert "1 added" in err, err
-        ours.append(seconds)
-    base, mine = statistics.median(imports), statistics.median(ours)
-    print(f"(g) a small document end to end, medians of {len(ours)} fresh processes")
-    print(f'    python -c "import duckdb, pyarrow"        : {base:6.2f} s')
-    print(
-        f"    ingest auto {Path(SMALL_DOCUMENT).name} --db existing: {mine:6.2f} s"
-        f"  = {mine / base:.2f}x (goal <= 2x)"
-    )
+        times["imports"].append(run_measured([sys.executable, "-c", "import duckdb, pyarrow"])[0])
+        for name, extra in variants.items():
+            fresh(db)()
+            shutil.copyfile(seed, db)
+            argv = [sys.executable, "-m", "ingest", "auto", SMALL_DOCUMENT, "--db", str(db)]
+            seconds, _, err = run_measured([*argv, *extra])
+            assert "1 added" in err, err
+            times[name].append(seconds)
+    return times
 
 
 # -- (h) a folder of many small documents ---------------------------------------------------
@@ -927,20 +938,13 @@ def bench_long_history(work: Path, megabytes: float, repeat: int) -> None:
     fresh(seed)()
     run_measured([sys.executable, "-m", "ingest", "auto", str(log), "--db", str(seed)])
     log.unlink()
-    db = work / "history-copy.duckdb"
-    times: dict[str, list[float]] = {"imports": [], "detect": [], "no-detect": []}
-    for _ in range(max(repeat, 5)):
-        times["imports"].append(run_measured([sys.executable, "-c", "import duckdb, pyarrow"])[0])
-        for name, extra in (("detect", []), ("no-detect", ["--no-detect"])):
-            fresh(db)()
-            shutil.copyfile(seed, db)
-            argv = [sys.executable, "-m", "ingest", "auto", SMALL_DOCUMENT, "--db", str(db)]
-            seconds, _, err = run_measured([*argv, *extra])
-            assert "1 added" in err, err
-            times[name].append(seconds)
-    points = _longest_series_of_last_source(db)
-    fresh(db)()
+    variants = {"detect": [], "no-detect": ["--no-detect"]}
+    times = _small_document_into(seed, work, repeat, variants)
+    run_measured([sys.executable, "-m", "ingest", "auto", SMALL_DOCUMENT, "--db", str(seed)])
+    points = _longest_series_of_last_source(seed)
     fresh(seed)()
+    if points < 1000:
+        raise SystemExit(f"(i): the small document adds to no long series ({points} points)")
     base = statistics.median(times["imports"])
     print(
         f"(i) the small document of (g) into a store whose series it adds to holds {points:,}"

@@ -214,9 +214,8 @@ def _stage_line_by_line(conn: duckdb.DuckDBPyConnection, path: Path) -> ResultsL
             "line": pa.array(good_lines, pa.int64()),
         }
     )
-    conn.register("_lines_arrow", lines)
+    _lines_arrow = lines  # read by its name (perfboard.db._reading_arrow_by_name)
     conn.execute("CREATE OR REPLACE TEMP TABLE _staging_lines AS SELECT * FROM _lines_arrow")
-    conn.unregister("_lines_arrow")
     return load
 
 
@@ -409,9 +408,8 @@ def _register_series(conn: duckdb.DuckDBPyConnection, project: str) -> None:
             {f"k{i}": [r[i] for r in rows] for i in range(10)}
             | {"series_key": [r[10] for r in rows]}
         )
-        conn.register("_keys_arrow", table)
+        _keys_arrow = table  # read by its name (perfboard.db._reading_arrow_by_name)
         conn.execute("INSERT INTO _staging_keys SELECT * FROM _keys_arrow")
-        conn.unregister("_keys_arrow")
 
 
 def save_results(conn: duckdb.DuckDBPyConnection, path: Path, info: SourceInfo) -> SaveResult:

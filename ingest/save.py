@@ -377,12 +377,10 @@ def write_problems(
 
 
 def _append(conn: duckdb.DuckDBPyConnection, table_name: str, table: pa.Table) -> None:
-    conn.register("_perfboard_rows", table)
-    try:
-        columns = ", ".join(f'"{c}"' for c in table.column_names)
-        conn.execute(f"INSERT INTO {table_name} ({columns}) SELECT {columns} FROM _perfboard_rows")
-    finally:
-        conn.unregister("_perfboard_rows")
+    # Read by its name (DuckDB's replacement scan, perfboard.db._reading_arrow_by_name).
+    _perfboard_rows = table
+    columns = ", ".join(f'"{c}"' for c in table.column_names)
+    conn.execute(f"INSERT INTO {table_name} ({columns}) SELECT {columns} FROM _perfboard_rows")
 
 
 def ensure_series(conn: duckdb.DuckDBPyConnection, series: dict[str, tuple[str, ...]]) -> None:
@@ -404,14 +402,11 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.T
     cost 4 ms a document at 20,000 series, the most of a small result file's ingest).
     """
     keys = table.column("series_key").to_pylist()
-    conn.register("_perfboard_keys", table.select(["series_key"]))
-    try:
-        found = conn.sql(
-            "SELECT series_key, series_id FROM series"
-            " WHERE series_key IN (SELECT series_key FROM _perfboard_keys)"
-        ).to_arrow_table()
-    finally:
-        conn.unregister("_perfboard_keys")
+    _perfboard_keys = table.select(["series_key"])  # read by its name, as in _append
+    found = conn.sql(
+        "SELECT series_key, series_id FROM series"
+        " WHERE series_key IN (SELECT series_key FROM _perfboard_keys)"
+    ).to_arrow_table()
     # First arrival of each new key, in order: series are numbered in the order they first
     # appear, so one document gives the same ids in one process or many. In Python, not
     # pyarrow.compute (see future_warning): a document has few series.
@@ -430,18 +425,14 @@ def _append_new_series(conn: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.T
     )
     start = conn.execute("SELECT coalesce(max(series_id), 0) FROM series").fetchall()[0][0]
     ids = list(range(start + 1, start + 1 + new.num_rows))
-    new = new.append_column("series_id", pa.array(ids, pa.int64()))
-    conn.register("_perfboard_series", new)
-    try:
-        conn.execute(
-            "INSERT INTO series (series_id, series_key, project, benchmark, task, metric,"
-            " unit, direction, framework, device, params, testbed)"
-            " SELECT series_id, series_key, project, benchmark, task, metric, unit,"
-            " direction, framework, device, params::JSON, testbed::JSON"
-            " FROM _perfboard_series"
-        )
-    finally:
-        conn.unregister("_perfboard_series")
+    _perfboard_series = new.append_column("series_id", pa.array(ids, pa.int64()))
+    conn.execute(
+        "INSERT INTO series (series_id, series_key, project, benchmark, task, metric,"
+        " unit, direction, framework, device, params, testbed)"
+        " SELECT series_id, series_key, project, benchmark, task, metric, unit,"
+        " direction, framework, device, params::JSON, testbed::JSON"
+        " FROM _perfboard_series"
+    )
     return pa.table(
         {
             "series_key": found.column("series_key").to_pylist() + [keys[i] for i in firsts],
@@ -707,20 +698,16 @@ def write_rows(
                 strict=True,
             )
         ]
-        conn.register("_perfboard_measurements", rows.measurements)
-        conn.register("_perfboard_ids", ids)
-        try:
-            conn.execute(
-                "INSERT INTO measurements (series_id, source_id, run, version, measured_at,"
-                " value, status, samples, warmup, stats, line, raw)"
-                " SELECT s.series_id, ?, n.run, n.version, n.measured_at, n.value,"
-                " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
-                " FROM _perfboard_measurements n JOIN _perfboard_ids s USING (series_key)",
-                [source_id],
-            )
-        finally:
-            conn.unregister("_perfboard_measurements")
-            conn.unregister("_perfboard_ids")
+        # Both read by their names (the replacement scan of _append).
+        _perfboard_measurements, _perfboard_ids = rows.measurements, ids
+        conn.execute(
+            "INSERT INTO measurements (series_id, source_id, run, version, measured_at,"
+            " value, status, samples, warmup, stats, line, raw)"
+            " SELECT s.series_id, ?, n.run, n.version, n.measured_at, n.value,"
+            " n.status, n.samples, n.warmup, n.stats::JSON, n.line, n.raw"
+            " FROM _perfboard_measurements n JOIN _perfboard_ids s USING (series_key)",
+            [source_id],
+        )
     if rows.runs.num_rows:
         runs = rows.runs.add_column(
             0, "source_id", pa.array([source_id] * rows.runs.num_rows, pa.int64())

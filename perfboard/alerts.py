@@ -291,10 +291,9 @@ def _replace(
         ("series_noise", noise_rows, _NOISE_COLUMNS),
     ):
         if rows:
-            arrow = pa.Table.from_pylist(rows, schema=pa.schema(list(schema.items())))
-            conn.register("_detected", arrow)
+            # Read by its name (perfboard.db._reading_arrow_by_name).
+            _detected = pa.Table.from_pylist(rows, schema=pa.schema(list(schema.items())))
             conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _detected")
-            conn.unregister("_detected")
 
 
 def set_triage(conn: duckdb.DuckDBPyConnection, key: str, status: str, note: str, who: str) -> None:

@@ -131,13 +131,17 @@ def prior_state(conn: duckdb.DuckDBPyConnection, info: SourceInfo) -> SaveResult
     # Unchanged: the same bytes, read the same way (same kind, same reader version).
     if row and row[:3] == (info.content_hash, info.kind, READER_VERSION):
         return SaveResult(info.meta.uri, "unchanged", previous=row[3])
-    twin = conn.execute(
-        "SELECT uri FROM sources WHERE content_hash = ? AND kind = ? AND uri <> ? LIMIT 1",
-        [info.content_hash, info.kind, info.meta.uri],
-    ).fetchone()
-    if twin:
+    # By the hash alone, which its index answers (migration 13); DuckDB leaves the index
+    # for a scan of every source when other columns are compared in the same query.
+    twins = conn.execute(
+        "SELECT uri, kind FROM sources WHERE content_hash = ?", [info.content_hash]
+    ).fetchall()
+    twin = min(
+        (uri for uri, kind in twins if kind == info.kind and uri != info.meta.uri), default=None
+    )
+    if twin is not None:
         return SaveResult(
-            info.meta.uri, "duplicate", note=f"same content as {twin[0]} (already stored)"
+            info.meta.uri, "duplicate", note=f"same content as {twin} (already stored)"
         )
     return None
 

@@ -85,8 +85,8 @@ def connect(
 
 def _reading_arrow_by_name(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A writer's SQL reads the Arrow tables it inserts by the name of a local variable
-    (DuckDB's replacement scan: no view registered and dropped, 0.5 ms a table, five to
-    nine tables a small document). DuckDB looks only in the frame that called it unless
+    (DuckDB's replacement scan: no view registered and dropped, 0.5 ms a table, four
+    tables a small document on average). DuckDB looks only in the frame that called it unless
     told to look further: then a wrapper of the connection (a tracing probe) still finds
     them, in its caller's frame."""
     conn.execute("SET python_scan_all_frames = true")

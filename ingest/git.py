@@ -435,12 +435,11 @@ def _store(
         changes.touch("commits", "releases", "git_walks")
         if rewrite:
             conn.execute("DELETE FROM commits WHERE repo = ?", [name])
-        conn.register("_walked", table)
+        _walked = table  # read by its name (perfboard.db._reading_arrow_by_name)
         conn.execute(
             "INSERT INTO commits BY NAME SELECT * FROM _walked w"
             " WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.repo = w.repo AND c.sha = w.sha)"
         )
-        conn.unregister("_walked")
         conn.execute("DELETE FROM releases WHERE repo = ?", [name])
         if releases:  # DuckDB's executemany refuses an empty list: a repo with no tag yet
             conn.executemany(
@@ -498,7 +497,7 @@ def _update_mainline(
             "branch_pr": pa.array([inherited.get(sha) for sha in parents], pa.int64()),
         }
     )
-    conn.register("_settled", settled)
+    _settled = settled  # read by its name (perfboard.db._reading_arrow_by_name)
     conn.execute(
         "UPDATE commits SET mainline = s.mainline,"
         " pr_number = CASE WHEN commits.pr_via IS DISTINCT FROM 'branch'"
@@ -512,7 +511,6 @@ def _update_mainline(
         "  AND commits.pr_number IS DISTINCT FROM s.branch_pr)",
         {"repo": name},
     )
-    conn.unregister("_settled")
 
 
 def _update_first_releases(
@@ -528,7 +526,7 @@ def _update_first_releases(
         {"sha": list(release_of), "tag": list(release_of.values())},
         schema=pa.schema([("sha", pa.string()), ("tag", pa.string())]),
     )
-    conn.register("_first_releases", found)
+    _first_releases = found  # read by its name (perfboard.db._reading_arrow_by_name)
     conn.execute(
         "UPDATE commits SET first_release = f.tag FROM ("
         "  SELECT c.sha, r.tag FROM commits c LEFT JOIN _first_releases r USING (sha)"
@@ -537,7 +535,6 @@ def _update_first_releases(
         " AND commits.first_release IS DISTINCT FROM f.tag",
         {"repo": name},
     )
-    conn.unregister("_first_releases")
 
 
 # -- result files committed to a repository ---------------------------------------------

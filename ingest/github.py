@@ -113,9 +113,8 @@ def store_pulls(
     with db.transaction(conn) as changes:
         changes.touch("pull_requests")
         if rows:
-            conn.register("_synced_pulls", table)
+            _synced_pulls = table  # read by its name (perfboard.db._reading_arrow_by_name)
             conn.execute(_UPSERT, [datetime.now(UTC).replace(tzinfo=None)])
-            conn.unregister("_synced_pulls")
         if isinstance(cache, DuckDBCache):
             cache.save()
 

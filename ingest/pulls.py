@@ -97,7 +97,7 @@ def load_pulls_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> PullsLoaded:
         )
         with db.transaction(conn) as changes:
             changes.touch("pull_requests")
-            conn.register("_pulls", table)
+            _pulls = table  # read by its name (perfboard.db._reading_arrow_by_name)
             # MERGE, not INSERT OR REPLACE: a DuckLake store has no keys to upsert on.
             conn.execute(
                 "MERGE INTO pull_requests t USING (SELECT repo, number, title, author, state,"
@@ -111,5 +111,4 @@ def load_pulls_csv(conn: duckdb.DuckDBPyConnection, path: Path) -> PullsLoaded:
                 " s.state, s.created_at, s.note, s.origin, s.synced_at)",
                 [str(path), now_utc()],
             )
-            conn.unregister("_pulls")
     return PullsLoaded(len(rows), problems)

@@ -1058,14 +1058,11 @@ def store_run(
         ]
         if rows:
             table = pa.Table.from_pylist(rows, schema=pa.schema(list(_RESULT_COLUMNS.items())))
-            conn.register("_check_results", table)
-            try:
-                conn.execute(
-                    "INSERT INTO check_results BY NAME SELECT * REPLACE"
-                    " (params::JSON AS params, testbed::JSON AS testbed) FROM _check_results"
-                )
-            finally:
-                conn.unregister("_check_results")
+            _check_results = table  # read by its name (perfboard.db._reading_arrow_by_name)
+            conn.execute(
+                "INSERT INTO check_results BY NAME SELECT * REPLACE"
+                " (params::JSON AS params, testbed::JSON AS testbed) FROM _check_results"
+            )
     return int(run_id)
 
 

@@ -408,6 +408,33 @@ def test_a_daily_cycle_is_no_step_and_a_step_across_it_is_found() -> None:
     assert [c.index for c in found] == [n // 2]
 
 
+@pytest.mark.parametrize("shape", ["cycle", "steps"])
+def test_a_long_series_examined_with_its_cycle_check_beside_is_examined_the_same(
+    shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From _CYCLE_BESIDE_POINTS on, the cycle check runs on a thread beside a first fit of
+    # the series as it is: the same answer, whether a cycle is found (the fit is made
+    # again) or not (the first fit stands).
+    rng = np.random.default_rng(26)
+    n = 20_000
+    t = np.arange(n)
+    if shape == "cycle":
+        values = (
+            10 * (1 + 0.05 * np.sin(2 * np.pi * t / 288)) * (1 + 0.005 * rng.standard_normal(n))
+        )
+        values[n // 2 :] *= 1.2
+    else:
+        values = noisy(steps(n, {7_000: 0.05, 13_000: -0.03}), 0.02, 26)
+    alone = examine(values, min_change_pct=1.0)
+    monkeypatch.setattr(detect, "_CYCLE_BESIDE_POINTS", 1_000)
+    beside = examine(values, min_change_pct=1.0)
+    assert beside == alone
+    found = [c.index for c in alone.change_points if abs(c.change_pct) >= 1]
+    truth = [n // 2] if shape == "cycle" else [7_000, 13_000]
+    assert len(found) == len(truth)
+    assert all(abs(got - want) <= 1 for got, want in zip(found, truth, strict=True))
+
+
 def test_a_drift_is_one_finding_and_noise_holds_none() -> None:
     rng = np.random.default_rng(25)
     level = np.concatenate([np.ones(1000), np.linspace(1.0, 1.2, 500), np.full(1000, 1.2)])

@@ -127,7 +127,8 @@ the cleaned series with its prefix sums and O(1) statistics of a split (``_Serie
 significance rules (``_Rules``: lambda, the penalty, the local z and ``min_segment``), the
 search (``_candidates``: ``_seeded_bs``, then ``_prune``), the drift checks
 (``_drop_drifts``: ``_drop_gradual``, then ``_ramp_advantage``) and the placement
-(``_place``).
+(``_place``). Step 0 (``_without_cycle``) comes first; from 65,536 points it runs on a
+thread beside the first fit (steps 1-2), which stands when no cycle is found.
 
 Cost: O(n log n) vectorised numpy plus small steps per candidate: the local check scores
 again only the two neighbours of a removed point, and the selection keeps each merge's

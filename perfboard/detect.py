@@ -503,9 +503,10 @@ def _segmentation(
     moved, the candidates again with it; then the drift checks and the placement."""
     min_segment = max(int(min_segment), 1)
     floor = sigma_floor(x.size, min_change_pct, confidence, min_segment)
-    if x.size < _CYCLE_BESIDE_POINTS:
+    fits = x.size >= max(2 * min_segment, 3)  # long enough for a segment a side
+    if x.size < _CYCLE_BESIDE_POINTS or not fits:
         x = _without_cycle(x, min_segment)
-        fit = _Series.of(x, floor=floor) if x.size >= max(2 * min_segment, 3) else None
+        fit = _Series.of(x, floor=floor) if fits else None
     else:
         # The cycle check of a long series is mostly an FFT, which numpy runs without the
         # GIL (0.23 s for 918,349 points, a length of two large prime factors): it runs on
@@ -559,17 +560,15 @@ def _without_cycle(x: np.ndarray, min_segment: int) -> np.ndarray:
     Else x as it is.
     """
     n = x.size
-    if n < _CYCLE_MIN_POINTS:
-        return x
+    top = n // (2 * max(min_segment, 1))  # a period of two segments at least
+    if n < _CYCLE_MIN_POINTS or top < 2 * _CYCLE_MIN_CYCLES:
+        return x  # (before the steps are taken out: segments longer than half x have none)
     logs = bool(np.all(x > 0))
     y = np.log(x) if logs else x
     centred = y - _median(y)
     # Steps put their power at low frequencies, where a cycle of a short series sits too:
     # the spectrum is read with the largest few steps taken out (the best split, thrice).
     power = np.abs(np.fft.rfft(_without_largest_steps(centred, 3, min_segment))) ** 2
-    top = n // (2 * max(min_segment, 1))  # a period of two segments at least
-    if top < 2 * _CYCLE_MIN_CYCLES:
-        return x
     band = power[_CYCLE_MIN_CYCLES : top + 1]
     k = _CYCLE_MIN_CYCLES + int(np.argmax(band))
     # Its share of the band's power: steps and drifts put theirs below it (1 / k^2).

@@ -160,7 +160,15 @@ def a_claiming_line(rng: random.Random) -> str:
     )
 
 
-def test_a_large_chunk_finds_the_claims_a_whole_search_finds() -> None:
+@pytest.fixture(params=["hyperscan", "re2"])
+def claim_lines_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The lines that may claim found by hyperscan, or (a platform without it) RE2 alone."""
+    if request.param == "re2":
+        monkeypatch.setattr(claims, "_may_claim_database", lambda: None)
+    return request.param
+
+
+def test_a_large_chunk_finds_the_claims_a_whole_search_finds(claim_lines_by: str) -> None:
     rng = random.Random(9)
     text = "\n".join(a_claiming_line(rng) for _ in range(8000)) + "\n"
     assert len(text) > claims.BULK_MIN_BYTES
@@ -169,7 +177,9 @@ def test_a_large_chunk_finds_the_claims_a_whole_search_finds() -> None:
     assert read == list(claims.parse(DocText(text, DocMeta(uri="chunk.log"))))
 
 
-def test_a_large_chunk_finds_rare_claims_among_lines_that_claim_nothing() -> None:
+def test_a_large_chunk_finds_rare_claims_among_lines_that_claim_nothing(
+    claim_lines_by: str,
+) -> None:
     # The lines are tried in blocks first (claims._BLOCK_LINES): most blocks hold none,
     # some one claim, and a pair cut by a line end matches a block and no line of it.
     rng = random.Random(11)

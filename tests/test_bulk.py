@@ -16,7 +16,7 @@ from ingest import bulk, pipeline
 from ingest.columns import EventBlock, MeasurementBlock, PassBlock
 from ingest.documents import read_document
 from ingest.gate import AnchorGate
-from ingest.parsers import claims, latency, passes, profiler
+from ingest.parsers import claims, latency, passes, profiler, scan
 from ingest.save import save_found
 from ingest.text import DocText, LineIndex
 from perfboard import db
@@ -164,7 +164,7 @@ def a_claiming_line(rng: random.Random) -> str:
 def claim_lines_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The lines that may claim found by hyperscan, or (a platform without it) RE2 alone."""
     if request.param == "re2":
-        monkeypatch.setattr(claims, "_may_claim_database", lambda: None)
+        monkeypatch.setattr(scan, "hyperscan", None)
     return request.param
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ingest import columns
-from ingest.gate import hyperscan
+from ingest.parsers import scan
 from ingest.parsers.scan import hits
 from ingest.text import DocText, LineIndex
 from perfboard.model import Claim, Item
@@ -109,20 +108,17 @@ def _candidate_rows(
 ) -> np.ndarray:
     """The lines (in order) that _MAY_CLAIM may match, RE2 to tell each one after.
 
-    Hyperscan finds them in one pass (_may_claim_database: 0.4-1.2 ms a 4 MiB chunk):
-    the line of every match's last character (a match never ends with its line end).
-    Without hyperscan, RE2 tries the lines a block at a time first, as it costs about
-    half a microsecond a string it is given, whatever its length (6-7 ms a chunk), and
-    takes every line of a block that matched (a line that matches alone matches in its
-    block too: its neighbours are joined by "\n", a word boundary as the text's edge is).
+    Hyperscan finds them in one pass (scan.rows_matching: 0.4-1.2 ms a 4 MiB chunk; the
+    pattern compiled once a process, 14 ms). Without hyperscan, RE2 tries the lines a
+    block at a time first, as it costs about half a microsecond a string it is given,
+    whatever its length (6-7 ms a chunk), and takes every line of a block that matched
+    (a line that matches alone matches in its block too: its neighbours are joined by
+    "\n", a word boundary as the text's edge is).
     """
+    rows = scan.rows_matching(data, newlines, _MAY_CLAIM)
+    if rows is not None:
+        return rows
     import numpy as np
-
-    database = _may_claim_database()
-    if database is not None:
-        found: list[int] = []
-        database.scan(data, match_event_handler=lambda _id, _at, to, _f, _c: found.append(to))
-        return np.unique(newlines.searchsorted(np.asarray(found, np.int64) - 1))
     import pyarrow.compute as pc
 
     first = np.arange(0, len(starts), _BLOCK_LINES)
@@ -131,22 +127,6 @@ def _candidate_rows(
     matched = np.flatnonzero(pc.match_substring_regex(blocks, _MAY_CLAIM).to_numpy(False))
     rows = (first[matched, None] + np.arange(_BLOCK_LINES)).ravel()
     return rows[rows < len(starts)]
-
-
-@lru_cache(maxsize=1)
-def _may_claim_database() -> Any | None:
-    """_MAY_CLAIM for hyperscan, compiled on first use (14 ms) in prefilter mode, which
-    matches a superset of what the pattern matches; None without hyperscan."""
-    if hyperscan is None:
-        return None
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=[_MAY_CLAIM.encode()],
-        ids=[0],
-        elements=1,
-        flags=[hyperscan.HS_FLAG_PREFILTER],
-    )
-    return database
 
 
 def _claim(m: re.Match[str], kind: str, line: str) -> Claim | None:

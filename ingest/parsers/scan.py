@@ -162,6 +162,31 @@ def _literal_database(literals: tuple[str, ...]) -> tuple[object, list[int]]:
     return built
 
 
+def rows_matching(data: bytes, newlines: np.ndarray, expression: str) -> np.ndarray | None:
+    """The lines (indices, in order) of ASCII `data`, its line ends at `newlines`, where
+    the regular expression may match: the line of every match's last character, found in
+    one pass by hyperscan in prefilter mode, which matches a superset of what the
+    expression matches (the caller tells each line after). None without hyperscan."""
+    if hyperscan is None:
+        return None
+    database = _REGEX_DATABASES.get(expression)
+    if database is None:
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(
+            expressions=[expression.encode()],
+            ids=[0],
+            elements=1,
+            flags=[hyperscan.HS_FLAG_PREFILTER],
+        )
+        _REGEX_DATABASES[expression] = database
+    ends: list[int] = []
+    database.scan(data, match_event_handler=lambda _id, _from, to, _f, _c: ends.append(to))
+    return np.unique(newlines.searchsorted(np.asarray(ends, np.int64) - 1))
+
+
+_REGEX_DATABASES: dict[str, object] = {}
+
+
 # The last text encoded: the parsers of a chunk ask about the same text one after another.
 _last_encoded: tuple[str, bytes, np.ndarray | None] | None = None
 

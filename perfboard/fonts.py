@@ -8,8 +8,12 @@ NotoSansCJK-Regular.ttc that fonts-noto-cjk installs, so a chart draws the same 
 machine. Its folder is registered once per process, before the first render: every use
 of vl-convert gets the module from `vl_convert()` here.
 
-The charts name the generic sans-serif first (report._spec says why: speed); the
-characters it lacks, Chinese among them, are drawn by fallback in the registered font
+The charts' text is set in Source Sans Pro (LATIN_FONT), from the pinned PyPI package
+font-source-sans-pro, registered beside it: vl-convert measures every label in the first
+font named, and the generic sans-serif named before was whatever the machine had, so the
+same report laid its legends out 3 px apart on two machines (DejaVu Sans with and without
+its extra faces) and its golden test failed on one of them. The characters Source Sans Pro
+lacks, Chinese among them, are drawn by fallback in the registered CJK font
 (tests/test_report.py checks that two characters draw differently).
 """
 
@@ -24,6 +28,7 @@ from types import ModuleType
 # characters of these ranges only (CJK punctuation, kana, bopomofo, the unified ideographs,
 # full-width forms): a browser fetches it only for a page that shows one of them.
 WEB_FONT = "noto-sans-sc-gb2312.otf"
+LATIN_FONT = "Source Sans Pro"  # the charts' text (report._spec), from font-source-sans-pro
 CJK_RANGES = (
     (0x3000, 0x303F),
     (0x3040, 0x30FF),
@@ -52,14 +57,27 @@ def cjk_font_folder() -> Path:
     return font.parent
 
 
+def latin_font_folder() -> Path:
+    """The folder holding Source Sans Pro (its weights, each as OTF and TTF: the same
+    advance widths, so a label measures the same whichever of the two is taken)."""
+    import font_source_sans_pro
+
+    folder = Path(font_source_sans_pro.font_directory)
+    if not (folder / "SourceSansPro-Regular.ttf").is_file():
+        raise FileNotFoundError(f"{folder}: font-source-sans-pro lost its font; reinstall it")
+    return folder
+
+
 def vl_convert() -> ModuleType:
-    """The vl_convert module, with the CJK font registered (by the process's first call)."""
+    """The vl_convert module, with the charts' fonts registered (by the process's first
+    call)."""
     global _ready
     if _ready is None:
         with _lock:
             if _ready is None:
                 import vl_convert as vlc
 
+                vlc.register_font_directory(str(latin_font_folder()))
                 vlc.register_font_directory(str(cjk_font_folder()))
                 _ready = vlc
     return _ready

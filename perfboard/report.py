@@ -31,7 +31,7 @@ import duckdb
 import pandas as pd
 from altair.utils.data import to_values
 
-from perfboard import charts, drawing, queries
+from perfboard import charts, drawing, fonts, queries
 from perfboard.links import pr_link, pr_url, safe_https
 from perfboard.markup import gfm_escape, short_version
 from perfboard.wording import ratio_words
@@ -463,16 +463,18 @@ def to_markdown(report: Report, images: Callable[[Chart], str | None] | None = N
 
 def _spec(chart: Chart) -> dict:
     """The chart at a fixed width (a page or a mail has no container to stretch to), in
-    the generic sans-serif: vl-convert measures every label in the first font named, and
-    the CJK font took a 275-point chart from 0.3 s to 0.9 s. Chinese text is still drawn
-    in CJK glyphs, by font fallback (tests/test_report.py checks a rendered label).
+    the packaged Latin font (perfboard.fonts: the same layout on any machine), not the
+    CJK one: vl-convert measures every label in the first font named, and the CJK font
+    took a 275-point chart from 0.3 s to 0.9 s. Chinese text is still drawn in CJK
+    glyphs, by font fallback (tests/test_report.py checks a rendered label).
 
     The width and the theme go into the spec's dict, not through Altair's properties()
     and configure(): each of those copies the chart deep, its inline values included
     (0.1 s of a report's 0.8 s on the 10 M store)."""
     spec = _inline(chart.spec).to_dict(validate=False)
     spec["width"] = CHART_WIDTH
-    spec["config"] = {**spec.get("config", {}), **charts.theme_config(), "font": "sans-serif"}
+    font = f"{fonts.LATIN_FONT}, sans-serif"  # sans-serif: a browser without it
+    spec["config"] = {**spec.get("config", {}), **charts.theme_config(), "font": font}
     return spec
 
 

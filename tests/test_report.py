@@ -211,7 +211,7 @@ def test_the_cjk_font_is_noto_sans_cjk_as_published() -> None:
 def test_chinese_renders_as_glyphs_in_the_png_charts() -> None:
     """Without a CJK font every Chinese character draws as the same empty box: two
     different characters drawn alone must give two different images. Drawn as the report
-    draws its charts (report._spec: the generic sans-serif first, so Chinese comes by
+    draws its charts (report._spec: the packaged Latin font first, so Chinese comes by
     fallback), with the font perfboard.fonts registers, not a system one (CI has none)."""
     import altair as alt
     import pandas as pd
@@ -225,7 +225,7 @@ def test_chinese_renders_as_glyphs_in_the_png_charts() -> None:
             alt.Chart(pd.DataFrame({"x": [label], "y": [1]})).mark_bar().encode(x="x:N", y="y:Q")
         )
         spec = report._spec(report.Chart("cjk", label, chart))
-        assert spec["config"]["font"] == "sans-serif"  # no CJK font named: by fallback
+        assert spec["config"]["font"] == "Source Sans Pro, sans-serif"  # no CJK font: by fallback
         return vlc.vegalite_to_png(spec)
 
     assert draw("二") != draw("期")

@@ -402,7 +402,8 @@ def run_ingest(args: argparse.Namespace) -> int:
 def detect_changed(
     conn: duckdb.DuckDBPyConnection, changed: list[str], unchanged: list[str] | None = None
 ) -> bool:
-    """Change detection over the whole history of every series these documents touched.
+    """Change detection of every series these documents touched: over its whole history,
+    or, for a long series they only appended to, over its last windows (perfboard.windows).
 
     Those of the documents stored now, and those of `unchanged` documents whose series'
     detection is older than the document (an ingest killed or interrupted between storing
@@ -423,7 +424,14 @@ def detect_changed(
     ).fetchall()
     if not changed and not touched:
         return True  # nothing stored now and no detection left undone: nothing to say
-    result = alerts.detect_store(conn, [series_id for (series_id,) in touched])
+    # The sources stored now: a long series they only appended to is examined in its
+    # last windows (perfboard.windows), not over its whole history.
+    appended = conn.execute(
+        "SELECT source_id FROM sources WHERE list_contains($changed, uri)", {"changed": changed}
+    ).fetchall()
+    result = alerts.detect_store(
+        conn, [series_id for (series_id,) in touched], appended=[i for (i,) in appended]
+    )
     print(
         f"change detection: {result.change_points} change points in {result.series} series"
         f" ({result.too_noisy} noisy, {result.latest_outliers} with a newest value"

@@ -128,7 +128,9 @@ significance rules (``_Rules``: lambda, the penalty, the local z and ``min_segme
 search (``_candidates``: ``_seeded_bs``, then ``_prune``), the drift checks
 (``_drop_drifts``: ``_drop_gradual``, then ``_ramp_advantage``) and the placement
 (``_place``). Step 0 (``_without_cycle``) comes first; from 65,536 points it runs on a
-thread beside the first fit (steps 1-2), which stands when no cycle is found.
+thread beside the first fit (steps 1-2), which stands when no cycle is found. A stored
+series longer than that is examined in windows of 65,536 points anchored at its start
+(perfboard.windows), so that an ingest appending to it examines its last windows only.
 
 Cost: O(n log n) vectorised numpy plus small steps per candidate: the local check scores
 again only the two neighbours of a removed point, and the selection keeps each merge's

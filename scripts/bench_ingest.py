@@ -45,9 +45,10 @@
     document after the first (a folder of the first alone is the start-up).
 (i) the small document of (g) into a store whose series it adds to already holds a long
     history (the latency mix of (f), --mix-mb big: 918,349 points at 100 MB, detected
-    once): `python -m ingest auto` with the change detection it runs over that series'
-    whole history, and with --no-detect, against `python -c "import duckdb, pyarrow"`;
-    medians of >= 5 fresh processes (goal <= 2x, as (g)).
+    once): `python -m ingest auto` with the change detection it runs on that series (its
+    last windows, perfboard/windows.py: the document only appends to it), and with
+    --no-detect, against `python -c "import duckdb, pyarrow"`; medians of >= 5 fresh
+    processes (goal <= 2x, as (g)).
 
 Parts (a)-(e) run the ingest with --no-detect: they compare reading and storing with their
 ceilings. The change detection an ingest runs afterwards on the series it touched is

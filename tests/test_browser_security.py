@@ -59,6 +59,11 @@ MARKS = """() => [...document.querySelectorAll(
 }).filter(([x, y]) => x > 0 && y > 0)"""
 
 
+# Every chart of the page drawn: its SVG holds its marks.
+DRAWN = """() => [...document.querySelectorAll('.vega-embed')].every(
+  chart => chart.querySelector('svg g.role-mark'))"""
+
+
 @dataclass
 class Watch:
     """What the browser did for one view: dialogs, requests, pages it opened, and where
@@ -113,7 +118,10 @@ def open_view(browser, server: str, path: str, params: dict[str, str], watch: Wa
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
         timeout=60_000
     )
-    page.wait_for_timeout(1200)  # charts and data grids draw after the run ends
+    # Charts draw after the run ends: wait until each has, not a fixed time (a loaded
+    # machine took longer than 1.2 s, and the marks test found none).
+    page.wait_for_function(DRAWN, timeout=60_000)
+    page.wait_for_timeout(1200)  # and the data grids paint
     return page
 
 
@@ -184,6 +192,7 @@ def test_chart_points_that_link_a_pr_open_only_github(
     server, _ = hostile_server
     watch = Watch()
     page = open_view(browser, server, "phases", {"phase": "1", "x": "order"}, watch)
+    page.wait_for_function(f"({MARKS})().length >= 10", timeout=60_000)  # the charts are up
     marks = page.evaluate(MARKS)
     assert len(marks) >= 10, marks
     tooltips = []

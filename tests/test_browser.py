@@ -322,6 +322,9 @@ MARKS = """() => [...document.querySelectorAll(
   return [box.left + box.width / 2, box.top + box.height / 2,
           mark.getAttribute('aria-label') || ''];
 })"""
+# Every chart of the page drawn: its SVG holds its marks (a loaded machine draws late).
+DRAWN = """() => [...document.querySelectorAll('.vega-embed')].every(
+  chart => chart.querySelector('svg g.role-mark'))"""
 AXIS_LABELS = """() => [...document.querySelectorAll(
     '.vega-embed svg g.role-axis-label text')].map(t => t.textContent)"""
 PR_22424 = "https://github.com/PaddlePaddle/Paddle/pull/22424"
@@ -356,6 +359,7 @@ def rendered(browser, url: str, width: int = 1400, charts: int = 1, **context: o
     )
     if charts:
         page.locator(".vega-embed svg").nth(charts - 1).wait_for(timeout=30_000)
+        page.wait_for_function(DRAWN, timeout=30_000)
     page.wait_for_timeout(800)
     return page
 

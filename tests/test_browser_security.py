@@ -17,7 +17,7 @@ import pytest
 
 from perfboard.links import safe_https
 from tests import hostile
-from tests.test_browser import ARTIFACTS, browser, require_chromium, serving
+from tests.test_browser import ARTIFACTS, DRAWN, browser, require_chromium, serving
 
 __all__ = ["browser"]  # the fixture, shared with tests/test_browser.py
 
@@ -57,11 +57,6 @@ MARKS = """() => [...document.querySelectorAll(
   return [box.left + box.width / 2, box.top + box.height / 2,
           mark.getAttribute('aria-label') || ''];
 }).filter(([x, y]) => x > 0 && y > 0)"""
-
-
-# Every chart of the page drawn: its SVG holds its marks.
-DRAWN = """() => [...document.querySelectorAll('.vega-embed')].every(
-  chart => chart.querySelector('svg g.role-mark'))"""
 
 
 @dataclass

@@ -192,6 +192,11 @@ def test_trends_draws_the_qa_latencies_along_batch_size(server: str, browser) ->
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "trends.png"), full_page=True)
     assert page.locator(".vega-embed").count() == 1
+    # The run over before the click: a button clicked while the script still runs can be
+    # redrawn under the click, and no download comes (seen once on a loaded machine).
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=60_000
+    )
     # The points as CSV, written when the button is pressed: the QA table's values.
     with page.expect_download(timeout=60_000) as download:
         page.get_by_role("button", name="Download these points (CSV)").click()

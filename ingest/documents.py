@@ -305,8 +305,15 @@ class ChunkResult:
 _RUN_START = re.compile(
     rb"\n(?=--- Running analysis \[ir_graph_build_pass\]|&&&& RUNNING |=+ Serving Benchmark Result)"
 )
-# A line read with the one above it, never the first of a chunk: a pass's subgraph count.
-_CONTINUES = re.compile(rb"(?:[IWEF]\d{4} [^\n\]]*\] )?--- [ \t]?detected \d")
+# A line read with those above it, never the first of a chunk: a pass's subgraph count,
+# and the second and third lines of Paddle's PrintTime (ingest.parsers.latency).
+_CONTINUES = re.compile(
+    rb"(?:[IWEF]\d{4} [^\n\]]*\] )?"
+    rb"(?:--- [ \t]?detected \d|=+ (?:batch_size: \d+, iterations|batch latency:))"
+)
+# PrintTime's first two lines. The threads of one test print theirs side by side, so a
+# first line right below either of them is inside the same block of records.
+_PRINT_TIME_HEAD = re.compile(rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|batch_size): \d")
 _LOOK_PAST = 4096  # bytes past a cut read to tell what line follows it
 # A table row: a markdown or box-drawn row, a CSV or TSV row (three separators or more,
 # not a JSON line), or a line of four numbers or more that are two fifths of its fields,
@@ -369,11 +376,21 @@ def _cut_in(window: bytes, limit: int) -> int | None:
         return run_starts[-1] + 1
     newline = window.rfind(b"\n", 0, limit)
     first = newline
-    while newline >= 0 and _CONTINUES.match(window, newline + 1):
+    while newline >= 0 and _continues(window, newline):
         newline = window.rfind(b"\n", 0, newline)
     if newline >= 0:
         return newline + 1
     return first + 1 if first >= 0 else None
+
+
+def _continues(window: bytes, newline: int) -> bool:
+    """Whether the line after `newline` is read with the lines above it (no cut before it)."""
+    if _CONTINUES.match(window, newline + 1):
+        return True
+    above = window.rfind(b"\n", 0, newline) + 1
+    return bool(
+        _PRINT_TIME_HEAD.match(window, newline + 1) and _PRINT_TIME_HEAD.match(window, above)
+    )
 
 
 def _is_row(line: bytes) -> bool:

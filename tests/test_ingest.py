@@ -309,6 +309,24 @@ def test_a_pass_log_without_blank_lines_is_never_cut_inside_a_pass(
     assert sum(p.subgraphs == 14 for p in whole.passes) == 60
 
 
+def test_paddle_print_time_is_never_cut_from_the_lines_above_it(tmp_path: Path) -> None:
+    """PrintTime's "batch latency" line takes its batch size and threads from the two
+    lines above it: a chunk never starts with either of the lower two."""
+    from tests.parsers.test_latency import PRINT_TIME
+
+    records = [PRINT_TIME.replace("batch_size: 8", f"batch_size: {k}") for k in (1, 2, 4, 8)]
+    path = tmp_path / "helper.log"
+    path.write_text("".join(records) * 30, encoding="utf-8")
+    meta = DocMeta(uri="helper.log")
+    whole = read_document(path, "auto", meta).found
+    assert len(whole.measurements) == 240
+    assert {m.params["batch_size"] for m in whole.measurements} == {1, 2, 4, 8}
+    key = lambda m: (m.line, m.value, m.params, m.stats)  # noqa: E731
+    for chunk_bytes in range(700, 1500, 61):  # cuts at every line of a 1.4 KB record
+        chunked = read_document(path, "auto", meta, chunk_bytes=chunk_bytes).found
+        assert [key(m) for m in chunked.measurements] == [key(m) for m in whole.measurements]
+
+
 def _event_rows(found: object) -> list[tuple]:
     """(line, event, calls, total) of every profile event, objects and blocks alike."""
     from ingest import bulk

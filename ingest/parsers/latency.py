@@ -5,7 +5,10 @@ Three forms are read:
 - the tester summary ``Run 5010 samples, average latency: 6.92849 ms per sample.``, with
   an optional glog prefix (``I0911 06:41:55.494792  7238 ernie_tester.cc:345] ``);
 - the multi-thread helper ``====== batch_size: 1, repeat: 10, threads: 2, thread id: 0,
-  latency: 945.82ms, fps: 1.05728 ======``;
+  latency: 945.82ms, fps: 1.05728 ======``, and the three lines Paddle's PrintTime prints
+  since 2019 (tester_helper.h): ``====== threads: 4, thread id: 2 ======``, ``======
+  batch_size: 8, iterations: 5, repetitions: 10 ======`` and ``====== batch latency:
+  40.1ms, number of samples: 40, sample latency: 5.0125ms, fps: 199.5 ======``;
 - the inference demo summary ``Average latency(ms): 22.1658, QPS: 45.1145`` with a
   ``Model name: ..., Batch size: ..., device: ..., thread num: ...`` line shortly above.
 
@@ -16,6 +19,12 @@ Decisions:
   ``{"statistic": "average"}``), the ``[exclude N warmup steps]`` line gives metric
   ``"latency_excl_warmup"`` (stats ``{"statistic": "average_excluding_warmup"}``,
   ``warmup`` N). A metric name, not a param, because a plot picks series by metric first.
+- The three-line helper's value is its sample latency (its batch latency goes to stats);
+  its batch size, threads, thread id, iterations and repetitions come from the two lines
+  above it, the nearest of each within HELPER_CONTEXT_LINES lines that no other latency
+  line of the helper comes between, and of the same glog thread when the lines are
+  glog-prefixed (threads log side by side). Without them the series of every batch size
+  would be one.
 - Times are normalised to ms; the demo's QPS becomes metric ``"throughput"`` in samples/s
   (direction higher).
 - The glog prefix has no year: it comes from ``doc.meta.created_at``, one year earlier when
@@ -60,6 +69,8 @@ ANCHORS: tuple[str, ...] = ("atency",)
 
 # How far above a demo summary its "Model name: ..." line may be.
 DEMO_CONTEXT_LINES = 20
+# How far above a helper's "batch latency" line its "threads" and "batch_size" lines may be.
+HELPER_CONTEXT_LINES = 20
 
 _ANCHOR = re.compile(r"atency[^\n]*")
 
@@ -76,6 +87,10 @@ _GLOG = re.compile(
     r"(?P<file>[^\s:\]]+):\d+\]"
 )
 _HELPER = re.compile(r"={3,}(?P<body>[^=]*?latency\s*:[^=]*?)(?P<close>={3,}|$)")
+# The lines PrintTime prints above its "batch latency" line (see _helper_context).
+_HELPER_HEADER = re.compile(r"={3,}\s*(?P<body>(?:threads|batch_size)\s*:[^=]*?)\s*={3,}\s*$")
+# A glog prefix's thread id: "I1125 10:00:00.000003  1234 tester_helper.h:380] ".
+_GLOG_THREAD = re.compile(r"[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +(\d+) ")
 _DEMO = re.compile(
     r"[Aa]verage latency\s*\(\s*(?P<unit>[A-Za-zµμ]+)\s*\)\s*:\s*(?P<num>" + _NUM + r")?"
     r"(?P<qps>\s*,\s*QPS\s*:\s*(?P<qnum>" + _NUM + r")?)?"
@@ -387,7 +402,7 @@ def _read_line(doc: DocText, start: int, end: int) -> Iterator[Item]:
     if "===" in line:
         helper = _HELPER.search(line)
         if helper:
-            yield _helper_line(doc.line_at(start), line, helper)
+            yield _helper_line(doc.line_at(start), line, helper, doc.text, start)
             return
     demo = _DEMO.search(line)
     if demo:
@@ -543,8 +558,10 @@ _HELPER_PARAMS = ("batch_size", "threads", "data_type")
 _HELPER_STATS = ("thread_id", "repeat", "repetitions", "iterations", "fps")
 
 
-def _helper_line(number: int, line: str, m: re.Match[str]) -> Item:
+def _helper_line(number: int, line: str, m: re.Match[str], text: str, start: int) -> Item:
     pairs = _key_values(m.group("body"))
+    if "batch_size" not in pairs and "threads" not in pairs:
+        pairs = {**_helper_context(text, start, line), **pairs}
     key = "latency" if "latency" in pairs else "sample_latency"
     if not m.group("close"):
         # No closing "======": the line is cut, so its last field may be partial.
@@ -573,6 +590,39 @@ def _helper_line(number: int, line: str, m: re.Match[str]) -> Item:
         line=number,
         raw=line,
     )
+
+
+def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
+    """The fields of the "threads" and "batch_size" lines PrintTime prints above a "batch
+    latency" line: the nearest of each, within HELPER_CONTEXT_LINES lines, up to the
+    helper's previous latency line; only lines of the same glog thread when `line` has a
+    glog prefix (threads of one test print side by side)."""
+    thread = _GLOG_THREAD.match(line)
+    found: dict[str, str] = {}
+    seen: set[str] = set()  # "threads", "batch_size": the kinds of line already read
+    end = line_start - 1
+    for _ in range(HELPER_CONTEXT_LINES):
+        if end < 0 or len(seen) == 2:
+            break
+        start = text.rfind("\n", 0, end) + 1
+        above = text[start:end]
+        end = start - 1
+        if "=====" not in above:
+            continue
+        if thread is not None:
+            other = _GLOG_THREAD.match(above)
+            if other is None or other.group(1) != thread.group(1):
+                continue
+        if _HELPER.search(above):
+            break  # the record before this one: its lines are not ours
+        header = _HELPER_HEADER.search(above)
+        if header is None:
+            continue
+        kind = "threads" if header.group("body").startswith("threads") else "batch_size"
+        if kind not in seen:
+            seen.add(kind)
+            found = {**_key_values(header.group("body")), **found}
+    return found
 
 
 # -- inference demo summary -----------------------------------------------------------

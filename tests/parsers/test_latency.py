@@ -208,6 +208,54 @@ def test_multi_thread_helper_line() -> None:
     assert first.series_key() == second.series_key()
 
 
+# Paddle's PrintTime since 2019 (paddle/fluid/inference/tests/api/tester_helper.h): three
+# LOG(INFO) lines a thread, the threads of one test side by side.
+PRINT_TIME = (
+    "I1125 10:00:00.000003  1234 tester_helper.h:380] ====== threads: 4, thread id: 2 ======\n"
+    "I1125 10:00:00.000003  1235 tester_helper.h:380] ====== threads: 4, thread id: 3 ======\n"
+    "I1125 10:00:00.000004  1234 tester_helper.h:382] ====== batch_size: 8, iterations: 5,"
+    " repetitions: 10 ======\n"
+    "I1125 10:00:00.000004  1235 tester_helper.h:382] ====== batch_size: 8, iterations: 5,"
+    " repetitions: 10 ======\n"
+    "I1125 10:00:00.000005  1234 tester_helper.h:384] ====== batch latency: 40.1ms, number of"
+    " samples: 40, sample latency: 5.0125ms, fps: 199.5 ======\n"
+    "I1125 10:00:00.000005  1235 tester_helper.h:384] ====== batch latency: 41.1ms, number of"
+    " samples: 40, sample latency: 5.1375ms, fps: 194.6 ======\n"
+)
+
+
+def test_print_time_in_three_lines_takes_batch_size_and_threads_from_its_thread() -> None:
+    """Read alone, the "batch latency" line gave every batch size one series."""
+    first, second = parse_text(PRINT_TIME)
+    assert (first.value, first.unit, first.line) == (5.0125, "ms", 5)
+    assert first.params == {"batch_size": 8, "threads": 4}
+    assert first.stats == {
+        "thread_id": 2,
+        "repetitions": 10,
+        "iterations": 5,
+        "fps": 199.5,
+        "batch_latency": 40.1,
+    }
+    assert (second.value, second.stats["thread_id"], second.stats["batch_latency"]) == (
+        5.1375,
+        3,
+        41.1,
+    )
+    other = parse_text(PRINT_TIME.replace("batch_size: 8", "batch_size: 1"))[0]
+    assert other.params == {"batch_size": 1, "threads": 4}
+    assert other.series_key() != first.series_key()
+
+
+def test_print_time_bare_lines_and_a_record_that_borrows_nothing_from_the_one_before() -> None:
+    bare = "".join(line.split("] ", 1)[1] + "\n" for line in PRINT_TIME.splitlines()[::2])
+    (m,) = parse_text(bare)
+    assert (m.value, m.params, m.stats["thread_id"]) == (5.0125, {"batch_size": 8, "threads": 4}, 2)
+    # A second "batch latency" line right below the first has no lines of its own.
+    again = bare + "====== batch latency: 30ms, number of samples: 8, sample latency: 3.75ms ===\n"
+    _, lone = parse_text(again)
+    assert (lone.value, lone.params, lone.stats) == (3.75, {}, {"batch_latency": 30.0})
+
+
 def test_helper_line_cut_in_its_latency_is_a_problem() -> None:
     (p,) = parse_text("====== batch_size: 1, repeat: 10, threads: 2, thread id: 0, latency: 945.")
     assert isinstance(p, Problem)

@@ -103,6 +103,17 @@ _FAST = re.compile(
     r"(\d+\.?\d*) ?(ms|us|s) per sample\.[ \t]*"
 )
 _FAST_FACTORS = {"ms": 1.0, "us": 1e-3, "s": 1e3}
+# The helper's latency lines exactly as PrintTime prints them (the one-line form, and the
+# last of the three-line form), glog-prefixed or bare, alone on their line: read with one
+# match (_fast_helper) where _HELPER, _key_values and _VALUE took most of 60 us a line.
+_FAST_HELPER = re.compile(
+    r"(?:[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +\d+ [^\s\]]+\] )?====== "
+    r"(?:batch_size: (\d+), repeat: (\d+), threads: (\d+), thread id: (\d+), latency: (\d+\.?\d*)ms"
+    r"|batch latency: (\d+\.?\d*)ms, number of samples: \d+, sample latency: (\d+\.?\d*)ms)"
+    r"(?:, fps: (\d+\.?\d*))? ======[ \t]*"
+)
+# The demo summary as the demo prints it, alone on its line (_fast_demo).
+_FAST_DEMO = re.compile(r"Average latency\(ms\): (\d+\.?\d*), QPS: (\d+\.?\d*)[ \t]*")
 _VALUE = re.compile(rf"\s*(?P<num>{_NUM})\s*(?P<unit>[A-Za-zµμ/]+)?\s*")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z][A-Za-z_ ]*?)\s*:\s*(?P<value>[^,]*)")
 
@@ -128,18 +139,28 @@ def _read_spans(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[Item]:
     """The records of hit lines (start, end), line by line."""
     text = doc.text
     created = doc.meta.created_at
-    fast = _FAST.fullmatch
+    fast, fast_helper, fast_demo = _FAST.fullmatch, _FAST_HELPER.fullmatch, _FAST_DEMO.fullmatch
     numbers = doc.lines_at([start for start, _ in spans])  # one lookup for all of them
     for (start, end), number in zip(spans, numbers, strict=True):
-        # Nearly every hit in a big log is a well-formed tester line: read it with one
-        # match and no nested generators; anything else takes the general path.
+        # Nearly every hit in a big log is a well-formed tester (or helper) line: read it
+        # with one match and no nested generators; anything else takes the general path.
         m = fast(text, start, end)
         if m is not None:
             item = _fast_record(m, text[start:end], number, created)
             if item is not None:
                 yield item
                 continue
-        yield from _read_line(doc, start, end)
+        elif (m := fast_helper(text, start, end)) is not None:
+            item = _fast_helper(m, text, start, end, number)
+            if item is not None:
+                yield item
+                continue
+        elif (m := fast_demo(text, start, end)) is not None:
+            items = _fast_demo(m, text, start, end, number)
+            if items is not None:
+                yield from items
+                continue
+        yield from _read_line(doc, start, end, number)
 
 
 def _hit_lines(doc: DocText) -> Iterator[tuple[int, int]]:
@@ -392,30 +413,29 @@ def _bulk(
     ), others
 
 
-def _read_line(doc: DocText, start: int, end: int) -> Iterator[Item]:
+def _read_line(doc: DocText, start: int, end: int, number: int) -> Iterator[Item]:
     line = doc.text[start:end]
     if "sample" in line and "Run" in line:
         found = list(_TESTER.finditer(line))
         if found:
-            yield from _tester_lines(doc, start, line, found)
+            yield from _tester_lines(doc, number, line, found)
             return
     if "===" in line:
         helper = _HELPER.search(line)
         if helper:
-            yield _helper_line(doc.line_at(start), line, helper, doc.text, start)
+            yield _helper_line(number, line, helper, doc.text, start)
             return
     demo = _DEMO.search(line)
     if demo:
-        yield from _demo_line(doc, start, line, demo)
+        yield from _demo_line(doc, start, number, line, demo)
 
 
 # -- tester summary -------------------------------------------------------------------
 
 
 def _tester_lines(
-    doc: DocText, start: int, line: str, found: list[re.Match[str]]
+    doc: DocText, number: int, line: str, found: list[re.Match[str]]
 ) -> Iterator[Item]:
-    number = doc.line_at(start)
     previous_end = 0
     for m in found:
         glog = _last_glog(line, previous_end, m.start())
@@ -592,6 +612,42 @@ def _helper_line(number: int, line: str, m: re.Match[str], text: str, start: int
     )
 
 
+def _fast_helper(m: re.Match[str], text: str, start: int, end: int, number: int) -> Item | None:
+    """A Measurement from a helper line in PrintTime's own form, or None to let the general
+    path decide. Gives exactly what _helper_line gives for the same line (tests compare)."""
+    batch, repeat, threads, thread_id, latency, batch_ms, sample_ms, fps = m.groups()
+    line = text[start:end]
+    stats: dict[str, Any]
+    if latency is not None:
+        value = float(latency)
+        if value > ABSURD_MS:
+            return None
+        params: dict[str, Any] = {"batch_size": int(batch), "threads": int(threads)}
+        stats = {"thread_id": int(thread_id), "repeat": int(repeat)}
+        if fps is not None:
+            stats["fps"] = _number(fps)
+    else:
+        value, batch_value = float(sample_ms), float(batch_ms)
+        if value > ABSURD_MS or batch_value > ABSURD_MS:
+            return None
+        pairs = _helper_context(text, start, line)
+        if fps is not None:
+            pairs["fps"] = fps
+        params = {k: _number(pairs[k]) for k in _HELPER_PARAMS if k in pairs}
+        stats = {k: _number(pairs[k]) for k in _HELPER_STATS if k in pairs}
+        stats["batch_latency"] = batch_value
+    return Measurement(
+        benchmark="",
+        metric="latency",
+        value=value,
+        unit="ms",
+        params=params,
+        stats=stats,
+        line=number,
+        raw=line,
+    )
+
+
 def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
     """The fields of the "threads" and "batch_size" lines PrintTime prints above a "batch
     latency" line: the nearest of each, within HELPER_CONTEXT_LINES lines, up to the
@@ -613,7 +669,7 @@ def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
             other = _GLOG_THREAD.match(above)
             if other is None or other.group(1) != thread.group(1):
                 continue
-        if _HELPER.search(above):
+        if "atency" in above and _HELPER.search(above):
             break  # the record before this one: its lines are not ours
         header = _HELPER_HEADER.search(above)
         if header is None:
@@ -621,15 +677,21 @@ def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
         kind = "threads" if header.group("body").startswith("threads") else "batch_size"
         if kind not in seen:
             seen.add(kind)
-            found = {**_key_values(header.group("body")), **found}
+            found = {**_header_fields(header.group("body")), **found}
     return found
+
+
+# A test prints the same few header lines over and over: their fields are read once each.
+# Callers copy, never change, the dict.
+_header_fields = functools.lru_cache(maxsize=1024)(_key_values)
 
 
 # -- inference demo summary -----------------------------------------------------------
 
 
-def _demo_line(doc: DocText, start: int, line: str, m: re.Match[str]) -> Iterator[Item]:
-    number = doc.line_at(start)
+def _demo_line(
+    doc: DocText, start: int, number: int, line: str, m: re.Match[str]
+) -> Iterator[Item]:
     value = _read_value(m.group("num"), m.group("unit"), _at_line_end(line, m.end("num")))
     if isinstance(value, str):
         yield Problem(number, f"demo summary: {value}", line, NAME)
@@ -669,23 +731,86 @@ def _demo_line(doc: DocText, start: int, line: str, m: re.Match[str]) -> Iterato
     )
 
 
+# The bytes above a demo summary searched for its "Model name" line first (_demo_context).
+_DEMO_NEAR_BYTES = 4096
+
+
+def _fast_demo(
+    m: re.Match[str], text: str, start: int, end: int, number: int
+) -> tuple[Measurement, Measurement] | None:
+    """The latency and throughput of a demo summary in the demo's own form, or None to let
+    the general path decide. Gives exactly what _demo_line gives (tests compare)."""
+    num, qps = m.groups()
+    value = float(num)
+    if value > ABSURD_MS or qps.endswith("."):  # absurd, or the QPS is cut: a Problem
+        return None
+    q = normalise(float(qps), "qps")
+    benchmark, device, params = _demo_context(text, start)
+    line = text[start:end]
+    latency = Measurement(
+        benchmark=benchmark,
+        metric="latency",
+        value=value,
+        unit="ms",
+        device=device,
+        params=params,
+        stats={"statistic": "average"},
+        line=number,
+        raw=line,
+    )
+    throughput = Measurement(
+        benchmark=benchmark,
+        metric="throughput",
+        value=q.value,
+        unit=q.unit,
+        direction="higher",
+        device=device,
+        params=dict(params),
+        line=number,
+        raw=line,
+    )
+    return latency, throughput
+
+
 def _demo_context(text: str, line_start: int) -> tuple[str, str, dict[str, Any]]:
-    """Benchmark, device and params from the nearest "Model name:" line above the summary."""
-    window = line_start
-    for _ in range(DEMO_CONTEXT_LINES):
-        if window == 0:
-            break
-        window = text.rfind("\n", 0, window - 1) + 1
-    at = text.rfind("Model name", window, line_start)
+    """Benchmark, device and params from the nearest "Model name:" line above the summary,
+    within DEMO_CONTEXT_LINES lines.
+
+    The last "Model name" in the 4 KiB above is that line when at most DEMO_CONTEXT_LINES
+    line ends lie between; none there, the lines above are walked only when those 4 KiB
+    hold fewer lines than that (a dense log's summaries walked 20 lines each).
+    """
+    near = max(0, line_start - _DEMO_NEAR_BYTES)
+    at = text.rfind("Model name", near, line_start)
+    if at >= 0:
+        if text.count("\n", at, line_start) > DEMO_CONTEXT_LINES:
+            return "", "", {}
+    elif near and text.count("\n", near, line_start) <= DEMO_CONTEXT_LINES:
+        window = line_start
+        for _ in range(DEMO_CONTEXT_LINES):
+            if window == 0:
+                break
+            window = text.rfind("\n", 0, window - 1) + 1
+        at = text.rfind("Model name", window, line_start)
     if at < 0:
         return "", "", {}
     end = text.find("\n", at)
-    pairs = _key_values(text[at : end if end >= 0 else len(text)])
-    params: dict[str, Any] = {}
+    benchmark, device, params = _model_line(text[at : end if end >= 0 else len(text)])
+    return benchmark, device, dict(params)
+
+
+@functools.lru_cache(maxsize=256)  # a sweep prints the same few "Model name" lines
+def _model_line(line: str) -> tuple[str, str, tuple[tuple[str, int], ...]]:
+    pairs = _key_values(line)
+    params: list[tuple[str, int]] = []
     for key, name in (("batch_size", "batch_size"), ("thread_num", "threads")):
         number = _number(pairs.get(key, ""))
         if isinstance(number, int):
-            params[name] = number
+            params.append((name, number))
     device = pairs.get("device", "")
     # "cpu" / "gpu" as the other formats spell devices; anything longer as written.
-    return pairs.get("model_name", ""), device.upper() if len(device) <= 4 else device, params
+    return (
+        pairs.get("model_name", ""),
+        device.upper() if len(device) <= 4 else device,
+        tuple(params),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import datetime
 
@@ -254,6 +255,77 @@ def test_print_time_bare_lines_and_a_record_that_borrows_nothing_from_the_one_be
     again = bare + "====== batch latency: 30ms, number of samples: 8, sample latency: 3.75ms ===\n"
     _, lone = parse_text(again)
     assert (lone.value, lone.params, lone.stats) == (3.75, {}, {"batch_latency": 30.0})
+
+
+HELPER = "====== batch_size: 1, repeat: 10, threads: 2, thread id: 0, latency: 945.82ms"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        GLOG.replace("ernie_tester.cc", "tester_helper.h") + HELPER + ", fps: 1.05728 ======",
+        HELPER + ", fps: 80 ======  ",
+        HELPER + " ======",
+        HELPER.replace("945.82ms", "945ms") + ", fps: 80. ======",
+        HELPER.replace("945.82ms", "90000000ms") + " ======",  # absurd: a Problem either way
+        PRINT_TIME,
+        PRINT_TIME.replace(", fps: 199.5", "").replace("5.1375ms", "1e3ms"),
+        PRINT_TIME.replace("40.1ms", "99999999ms"),  # an absurd batch latency is dropped
+        "".join(line.split("] ", 1)[1] + "\n" for line in PRINT_TIME.splitlines()),
+    ],
+)
+def test_helper_fast_path_and_general_path_agree(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PrintTime's lines in their own form are read by one match (_fast_helper); the same
+    text through _HELPER and _key_values gives the same records."""
+    fast = parse_text(text)
+    monkeypatch.setattr(latency, "_FAST_HELPER", re.compile("(?!)"))
+    general = parse_text(text)
+    assert fast == general
+    assert fast
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "Average latency(ms): 22.1658, QPS: 45.1145",
+        "Average latency(ms): 22., QPS: 45 ",
+        "Average latency(ms): 22.1658, QPS: 45.",  # cut: a Problem either way
+        "Average latency(ms): 90000000, QPS: 0.01",  # absurd
+    ],
+)
+def test_demo_fast_path_and_general_path_agree(
+    summary: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "Model name: ernie, Batch size: 1, device: cpu, thread num: 2\n" + summary + "\n"
+    fast = parse_text(text)
+    monkeypatch.setattr(latency, "_FAST_DEMO", re.compile("(?!)"))
+    assert fast == parse_text(text)
+    assert fast
+
+
+ERNIE = ("ernie", "CPU", {"batch_size": 1, "threads": 2})
+
+
+@pytest.mark.parametrize(
+    ("above", "want"),
+    [
+        ("x\n" * 19, ERNIE),  # the model line 20 lines above the summary
+        ("x\n" * 20, ("", "", {})),
+        ("x\n" * 3 + ("y" * 3000 + "\n") * 3, ERNIE),  # 9 KB above, 7 lines
+        (("y" * 3000 + "\n") * 21, ("", "", {})),
+        # the nearest, 5 KB above
+        ("Model name: bert, Batch size: 4\n" + "y" * 5000 + "\n", ("bert", "", {"batch_size": 4})),
+    ],
+)
+def test_demo_summary_finds_its_model_line_within_twenty_lines(above: str, want: tuple) -> None:
+    model = "Model name: ernie, Batch size: 1, device: cpu, thread num: 2\n"
+    text = "intro\n" + model + above + "Average latency(ms): 22.1658, QPS: 45.1145\n"
+    lat, qps = parse_text(text)
+    assert (lat.benchmark, lat.device, lat.params) == want
+    assert (qps.benchmark, qps.device, qps.params) == want
+    assert lat.params is not qps.params
 
 
 def test_helper_line_cut_in_its_latency_is_a_problem() -> None:

@@ -26,7 +26,9 @@
     a gtest case, its latency line), of gtest lines, of latency lines only, of Paddle
     profiler reports; the vLLM / trtexec / nsys samples of tests/fixtures/modern repeated;
     110 KB tensor-dump lines; a log without its last newline; the sparse log with a Chinese
-    comment on every line (full-width punctuation, which NFKC changes); the real documents of
+    comment on every line (full-width punctuation, which NFKC changes); dense logs of the
+    other latency lines Paddle prints: PrintTime's three lines a thread (two threads side by
+    side, five batch sizes) and the inference demo's model line and summary; the real documents of
     tests/fixtures and data/samples (issue comments, tester logs, profiler reports, PR
     tables, tool outputs) laid end to end and repeated. Each --mix-mb big and 1 MB
     for the fixed costs, ingested with `python -m ingest auto FILE --db fresh` WITH its
@@ -540,6 +542,54 @@ MODERN_SAMPLES = (
 )
 
 
+# Paddle's PrintTime (tester_helper.h) as two threads of a multi-thread test print it, and
+# the inference demo's model line and summary (docs/formats.md section 1).
+PRINT_TIME = (
+    "I1125 10:0{m}:{s:02d}.{us:06d}  {tid} tester_helper.h:{at}] ====== threads: 2,"
+    " thread id: {k} ======\n",
+    "I1125 10:0{m}:{s:02d}.{us:06d}  {tid} tester_helper.h:{at}] ====== batch_size: {batch},"
+    " iterations: 5, repetitions: 10 ======\n",
+    "I1125 10:0{m}:{s:02d}.{us:06d}  {tid} tester_helper.h:{at}] ====== batch latency:"
+    " {ms:.3f}ms, number of samples: {samples}, sample latency: {sample:.4f}ms,"
+    " fps: {fps:.3f} ======\n",
+)
+DEMO = (
+    "Model name: ernie, Batch size: {batch}, device: GPU, thread num: 1\n"
+    "Average latency(ms): {ms:.4f}, QPS: {qps:.4f}\n"
+)
+BATCH_SIZES = (1, 2, 4, 8, 16)
+
+
+def _print_time(rng: random.Random, n: int) -> str:
+    batch = BATCH_SIZES[n % len(BATCH_SIZES)]
+    lines = []
+    for step, template in enumerate(PRINT_TIME):
+        for k in (0, 1):  # the two threads' lines side by side
+            ms = rng.uniform(30, 50) * batch
+            lines.append(
+                template.format(
+                    m=n % 10,
+                    s=rng.randrange(60),
+                    us=rng.randrange(10**6),
+                    tid=7238 + k,
+                    at=380 + 2 * step,
+                    k=k,
+                    batch=batch,
+                    ms=ms,
+                    samples=batch * 5,
+                    sample=ms / batch,
+                    fps=1000 * batch / ms,
+                )
+            )
+    return "".join(lines)
+
+
+def _demo(rng: random.Random, n: int) -> str:
+    batch = BATCH_SIZES[n % len(BATCH_SIZES)]
+    ms = rng.uniform(20, 23) * batch
+    return DEMO.format(batch=batch, ms=ms, qps=1000 * batch / ms)
+
+
 # A Chinese comment a test script appends to its lines: full-width punctuation that NFKC
 # makes ASCII, and ideographs it leaves as they are.
 CHINESE = " # 第{n}次（预测）：算子耗时，见上。\n"
@@ -675,6 +725,10 @@ def _block(mix: str, rng: random.Random, n: int) -> str:
         return "".join(_profile_rows(rng, 50)) + "\n" + latency
     if mix == "long-lines":
         return _long_line(rng, n) + latency
+    if mix == "print-time":
+        return _print_time(rng, n)
+    if mix == "demo":
+        return _demo(rng, n)
     raise ValueError(mix)
 
 
@@ -689,6 +743,8 @@ MIXES = (
     "long-lines",
     "no-final-newline",
     "chinese",
+    "print-time",
+    "demo",
     "real-documents",
 )
 

@@ -88,7 +88,7 @@ _GLOG = re.compile(
 )
 _HELPER = re.compile(r"={3,}(?P<body>[^=]*?latency\s*:[^=]*?)(?P<close>={3,}|$)")
 # The lines PrintTime prints above its "batch latency" line (see _helper_context).
-_HELPER_HEADER = re.compile(r"={3,}\s*(?P<body>(?:threads|batch_size)\s*:[^=]*?)\s*={3,}\s*$")
+_HELPER_HEADER = re.compile(r"={3,}\s*(?P<body>(?:threads|batch_size)\s*:[^=]*)={3,}\s*$")
 # A glog prefix's thread id: "I1125 10:00:00.000003  1234 tester_helper.h:380] ".
 _GLOG_THREAD = re.compile(r"[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +(\d+) ")
 _DEMO = re.compile(
@@ -549,6 +549,7 @@ def _read_value(num: str | None, unit: str | None, at_end: bool) -> tuple[float,
     return q.value, q.unit
 
 
+@functools.lru_cache(maxsize=1024)  # a helper's batch sizes, threads and counts repeat
 def _number(text: str) -> int | float | str:
     """A written value as its type: "1" -> 1, "1.05" -> 1.05, anything else as written."""
     text = text.strip()
@@ -654,6 +655,8 @@ def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
     helper's previous latency line; only lines of the same glog thread when `line` has a
     glog prefix (threads of one test print side by side)."""
     thread = _GLOG_THREAD.match(line)
+    # A line of the same thread holds " <id> ": the others are passed over without a match.
+    ours = f" {thread.group(1)} " if thread is not None else ""
     found: dict[str, str] = {}
     seen: set[str] = set()  # "threads", "batch_size": the kinds of line already read
     end = line_start - 1
@@ -666,6 +669,8 @@ def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
         if "=====" not in above:
             continue
         if thread is not None:
+            if ours not in above:
+                continue
             other = _GLOG_THREAD.match(above)
             if other is None or other.group(1) != thread.group(1):
                 continue

@@ -41,6 +41,7 @@ from ingest.save import (
     record_table,
 )
 from ingest.text import (
+    CI_STAMP,
     MIXED,
     DocText,
     Empty,
@@ -50,6 +51,7 @@ from ingest.text import (
     decode_nfkc,
     normalise,
     sniff_encoding,
+    without_ci_stamps_bytes,
 )
 from perfboard.model import DocMeta, Found, Measurement, PassApplied, Problem, ProfileEvent
 
@@ -233,6 +235,9 @@ def chunk_text(
     """
     gate = gate_for(kind)
     if codec in ("utf-8", "utf-8-sig"):
+        unstamped = without_ci_stamps_bytes(raw)
+        if unstamped is not raw:  # a CI job's log: its lines as the tools wrote them
+            raw, line_index = unstamped, LineIndex(unstamped)
         try:
             text = str(raw, "ascii")  # most logs: nothing to decode, nothing to normalise
         except UnicodeDecodeError:
@@ -302,18 +307,27 @@ class ChunkResult:
 # predictor's pass sequence restarts its order at ir_graph_build_pass (cut inside, the
 # second half would be a run of its own, its orders from 0); trtexec prints "&&&& RUNNING"
 # before a run; vLLM's result block opens with its banner.
+# The lines below may follow a CI runner's timestamp (ingest.text.CI_STAMP): the cuts are
+# planned on the file's bytes, before chunk_text removes the stamps.
+_STAMP = rb"(?:" + CI_STAMP.encode() + rb")?"
 _RUN_START = re.compile(
-    rb"\n(?=--- Running analysis \[ir_graph_build_pass\]|&&&& RUNNING |=+ Serving Benchmark Result)"
+    rb"\n(?="
+    + _STAMP
+    + rb"(?:--- Running analysis \[ir_graph_build_pass\]|&&&& RUNNING "
+    + rb"|=+ Serving Benchmark Result))"
 )
 # A line read with those above it, never the first of a chunk: a pass's subgraph count,
 # and the second and third lines of Paddle's PrintTime (ingest.parsers.latency).
 _CONTINUES = re.compile(
-    rb"(?:[IWEF]\d{4} [^\n\]]*\] )?"
-    rb"(?:--- [ \t]?detected \d|=+ (?:batch_size: \d+, iterations|batch latency:))"
+    _STAMP
+    + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?"
+    + rb"(?:--- [ \t]?detected \d|=+ (?:batch_size: \d+, iterations|batch latency:))"
 )
 # PrintTime's first two lines. The threads of one test print theirs side by side, so a
 # first line right below either of them is inside the same block of records.
-_PRINT_TIME_HEAD = re.compile(rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|batch_size): \d")
+_PRINT_TIME_HEAD = re.compile(
+    _STAMP + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|batch_size): \d"
+)
 _LOOK_PAST = 4096  # bytes past a cut read to tell what line follows it
 # A table row: a markdown or box-drawn row, a CSV or TSV row (three separators or more,
 # not a JSON line), or a line of four numbers or more that are two fifths of its fields,
@@ -323,6 +337,7 @@ _NUMBER_FIELD = re.compile(
     rb"(?<!\S)\(?[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:e[-+]?\d+)?%?(?:[mun]?s|[KMG]i?B)?\)?(?!\S)"
 )
 _GLOG_PREFIX = re.compile(rb"[IWEF]\d{4} \d\d:\d\d:\d\d")
+_STAMPED = re.compile(CI_STAMP.encode())
 # A table longer than this is cut anyway: its rows after the cut are read without its
 # header (they become problems or are missed, as in a table pasted without one). A CSV
 # GPU trace of 128 MiB is read as one chunk (scaled from 100 MB: 750,000 kernels, 1.1 GB).
@@ -394,7 +409,8 @@ def _continues(window: bytes, newline: int) -> bool:
 
 
 def _is_row(line: bytes) -> bool:
-    stripped = line.lstrip()
+    stamp = _STAMPED.match(line)
+    stripped = line[stamp.end() :].lstrip() if stamp else line.lstrip()
     if stripped[:1] == b"|" or stripped[:2] in (b"\xe2\x94", b"\xe2\x95"):  # | or box drawing
         return True
     if _GLOG_PREFIX.match(stripped):

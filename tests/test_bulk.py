@@ -97,6 +97,18 @@ def test_a_block_holds_exactly_the_measurements_the_line_path_builds(
     assert read == line_by_line
 
 
+def test_a_block_divides_microseconds_as_the_units_do() -> None:
+    """1890 us is 1.89 ms, as perfboard.units divides it; multiplied by 0.001 it was
+    1.8900000000000001, which is not the number printed."""
+    glog = "I0911 06:41:55.494792  7238 ernie_tester.cc:345] "
+    text = "".join(
+        f"{glog}Run 3 samples, average latency: {us}us per sample.\n"
+        for us in (1890, 7, 123456) * 700
+    )
+    (block,) = [i for i in latency.parse(chunk_doc(text, None)) if isinstance(i, MeasurementBlock)]
+    assert block.table["value"].to_pylist()[:3] == [1.89, 0.007, 123.456]
+
+
 def test_a_chunk_of_latency_lines_none_of_them_tester_lines_reads_as_the_line_path() -> None:
     # More hits than BULK_MIN, and not one line the fast path takes: no block, the same
     # records (problems, helper lines) as the line path.

@@ -102,7 +102,7 @@ _FAST = re.compile(
     r"Run (\d+) samples, average latency(?: \[exclude (\d+) warmup steps\])?: "
     r"(\d+\.?\d*) ?(ms|us|s) per sample\.[ \t]*"
 )
-_FAST_FACTORS = {"ms": 1.0, "us": 1e-3, "s": 1e3}
+_FAST_FACTORS = {"ms": 1.0, "s": 1e3}  # "us": divided (_fast_record)
 # The helper's latency lines exactly as PrintTime prints them (the one-line form, and the
 # last of the three-line form), glog-prefixed or bare, alone on their line: read with one
 # match (_fast_helper) where _HELPER, _key_values and _VALUE took most of 60 us a line.
@@ -194,7 +194,9 @@ def _fast_record(
     Gives exactly what _tester_record gives for the same line (tests compare the two).
     """
     month, day, clock, source, samples, warmup, num, unit = m.groups()
-    value = float(num) * _FAST_FACTORS[unit]
+    # Microseconds are divided, as perfboard.units converts them: 1890 us is 1.89 ms, where
+    # 1890 * 0.001 is 1.8900000000000001.
+    value = float(num) / 1000 if unit == "us" else float(num) * _FAST_FACTORS[unit]
     if value > ABSURD_MS:
         return None
     measured_at = None
@@ -308,12 +310,14 @@ def _bulk(
     unit_start = unit_end - np.where((second == ord("m")) | (second == ord("u")), 2, 1)
     value_end = unit_start - (buf[unit_start - 1] == ord(" "))
 
-    factor = np.select([buf[unit_start] == ord("m"), buf[unit_start] == ord("u")], [1.0, 1e-3], 1e3)
+    micro = buf[unit_start] == ord("u")
+    factor = np.where(buf[unit_start] == ord("m"), 1.0, 1e3)
     try:
         number = pc.cast(columns.spans(data, value_start, value_end), pa.float64())
     except pa.ArrowInvalid:  # a spelling Arrow does not take: the line path reads them all
         return None, list(zip(starts.tolist(), ends.tolist(), strict=True))
-    value = number.to_numpy() * factor
+    number = number.to_numpy()
+    value = np.where(micro, number / 1000, number * factor)  # divided, as in _fast_record
     good = value <= ABSURD_MS
     samples_start = run_at + 4
     good &= samples_end - samples_start <= 18

@@ -177,7 +177,14 @@ def test_line_inside_backticks_in_prose() -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [PLAIN, EXCL, "Run 3 samples, average latency: 6250us per sample."]
+    "body",
+    [
+        PLAIN,
+        EXCL,
+        "Run 3 samples, average latency: 6250us per sample.",
+        "Run 3 samples, average latency: 1890us per sample.",  # 1.89, not 1.8900000000000001
+        "Run 3 samples, average latency: 1.89 s per sample.",
+    ],
 )
 @pytest.mark.parametrize("created", [datetime(2019, 9, 11), None])
 def test_fast_path_and_general_path_agree(body: str, created: datetime | None) -> None:

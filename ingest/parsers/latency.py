@@ -103,6 +103,11 @@ _FAST = re.compile(
     r"(\d+\.?\d*) ?(ms|us|s) per sample\.[ \t]*"
 )
 _FAST_FACTORS = {"ms": 1.0, "s": 1e3}  # "us": divided (_fast_record)
+# A tester line after a prefix of another kind, alone on its line (_prefixed_record).
+_FAST_PREFIXED = re.compile(
+    r"([^\n]*?)Run (\d+) samples, average latency(?: \[exclude (\d+) warmup steps\])?: "
+    r"(\d+\.?\d*) ?(ms|us|s) per sample\.[ \t]*"
+)
 # The helper's latency lines exactly as PrintTime prints them (the one-line form, and the
 # last of the three-line form), glog-prefixed or bare, alone on their line: read with one
 # match (_fast_helper) where _HELPER, _key_values and _VALUE took most of 60 us a line.
@@ -139,7 +144,8 @@ def _read_spans(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[Item]:
     """The records of hit lines (start, end), line by line."""
     text = doc.text
     created = doc.meta.created_at
-    fast, fast_helper, fast_demo = _FAST.fullmatch, _FAST_HELPER.fullmatch, _FAST_DEMO.fullmatch
+    fast, fast_prefixed = _FAST.fullmatch, _FAST_PREFIXED.fullmatch
+    fast_helper, fast_demo = _FAST_HELPER.fullmatch, _FAST_DEMO.fullmatch
     numbers = doc.lines_at([start for start, _ in spans])  # one lookup for all of them
     for (start, end), number in zip(spans, numbers, strict=True):
         # Nearly every hit in a big log is a well-formed tester (or helper) line: read it
@@ -147,6 +153,11 @@ def _read_spans(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[Item]:
         m = fast(text, start, end)
         if m is not None:
             item = _fast_record(m, text[start:end], number, created)
+            if item is not None:
+                yield item
+                continue
+        elif (m := fast_prefixed(text, start, end)) is not None:
+            item = _prefixed_record(m, text[start:end], number, created)
             if item is not None:
                 yield item
                 continue
@@ -193,7 +204,33 @@ def _fast_record(
 
     Gives exactly what _tester_record gives for the same line (tests compare the two).
     """
-    month, day, clock, source, samples, warmup, num, unit = m.groups()
+    return _tester_fields(*m.groups(), line, number, created)
+
+
+def _prefixed_record(
+    m: re.Match[str], line: str, number: int, created: datetime | None
+) -> Measurement | None:
+    """_fast_record of a tester line after another prefix (a Python logger's, a CI's): one
+    record alone on its line, no glog prefix before it (then _tester_record takes none)."""
+    prefix, samples, warmup, num, unit = m.groups()
+    if "atency" in prefix or _GLOG.search(line, 0, len(prefix)) is not None:
+        return None  # another record, or a glog stamp to read: the general path's
+    return _tester_fields(None, None, None, None, samples, warmup, num, unit, line, number, created)
+
+
+def _tester_fields(
+    month: str | None,
+    day: str | None,
+    clock: str | None,
+    source: str | None,
+    samples: str,
+    warmup: str | None,
+    num: str,
+    unit: str,
+    line: str,
+    number: int,
+    created: datetime | None,
+) -> Measurement | None:
     # Microseconds are divided, as perfboard.units converts them: 1890 us is 1.89 ms, where
     # 1890 * 0.001 is 1.8900000000000001.
     value = float(num) / 1000 if unit == "us" else float(num) * _FAST_FACTORS[unit]

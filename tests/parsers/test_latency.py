@@ -193,6 +193,28 @@ def test_fast_path_and_general_path_agree(body: str, created: datetime | None) -
     assert replace(general, raw=fast.raw) == fast
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "[2019-09-11 06:41:55] ",  # a Python logger's stamp
+        "INFO:root:",
+        "2024-01-03 02:30:00,944 - tester - INFO - ",
+        "[ernie] " + GLOG,  # a glog stamp after the prefix: read by the general path
+        "Run 5 samples, average latency: 3 ms per sample. ",  # two records on a line
+    ],
+)
+@pytest.mark.parametrize(
+    "body", [PLAIN, EXCL, "Run 3 samples, average latency: 1890us per sample."]
+)
+def test_a_tester_line_after_another_prefix_reads_as_the_general_path_reads_it(
+    prefix: str, body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = parse_text(prefix + body)
+    monkeypatch.setattr(latency, "_FAST_PREFIXED", re.compile("(?!)"))
+    assert fast == parse_text(prefix + body)
+    assert fast[-1].value in (6.92849, 6.54723, 1.89)
+
+
 def test_line_numbers_of_a_chunk_start_at_its_first_line() -> None:
     text = "noise\n" * 5 + PLAIN + "\nnoise\n" + EXCL + "\n"
     doc = DocText(text, DocMeta(uri="<chunk>"), first_line=1001)

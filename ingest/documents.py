@@ -20,7 +20,7 @@ import re
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +48,7 @@ from ingest.text import (
     LineIndex,
     NotText,
     TextLineIndex,
+    ci_log_started,
     decode_nfkc,
     normalise,
     sniff_encoding,
@@ -568,7 +569,11 @@ def read_document(
     if size == 0:
         raise Empty("empty file")
     with open(path, "rb") as fh:
-        codec = sniff_encoding(os.pread(fh.fileno(), 65536, 0))
+        head = os.pread(fh.fileno(), 65536, 0)
+        codec = sniff_encoding(head)
+        started = ci_log_started(head) if meta.created_at is None else None
+        if started is not None:  # a CI job's log, and no date given: dated by its first line
+            meta = replace(meta, created_at=started)
         if codec not in ("utf-8", "utf-8-sig") and size > chunk_bytes:
             # Multi-byte codecs cannot be cut at a byte "\n"; such logs are never this large.
             raise NotText(f"{codec} documents larger than {chunk_bytes} bytes are not supported")

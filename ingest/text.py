@@ -16,6 +16,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 
@@ -155,6 +156,28 @@ def without_ci_stamps(text: str) -> str:
     if first is None:
         return text
     return text[:bom] + _CI_STAMPS.sub("\n", text[first.end() :])
+
+
+_CI_STAMP_TIME = re.compile(
+    rb"(?:[^\t\n]*\t[^\t\n]*\t)?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z"
+)
+
+
+def ci_log_started(head: bytes) -> datetime | None:
+    """When a CI job's log began (UTC, naive, as the store keeps times): the stamp of its
+    first line, or None for any other document. It dates the log as --date would: glog
+    lines take their year from it, and records without a time of their own, the time."""
+    bom = 3 if head[:3] == codecs.BOM_UTF8 else 0
+    if _CI_STAMPED_BYTES.match(head, bom) is None:
+        return None
+    found = _CI_STAMP_TIME.match(head, bom)
+    assert found is not None  # the same stamp, its fields in groups
+    *fields, fraction = found.groups()
+    micro = int((fraction or b"0")[:6].ljust(6, b"0"))
+    try:
+        return datetime(*(int(f) for f in fields), micro)
+    except ValueError:  # no such date or time: the log stays undated
+        return None
 
 
 def without_ci_stamps_bytes(data: bytes | memoryview) -> bytes | memoryview:

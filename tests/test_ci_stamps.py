@@ -9,18 +9,26 @@ dense log's lines missed every fast path (a chunk of tester lines: 0.13 s -> 0.9
 from __future__ import annotations
 
 import codecs
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from ingest import bulk
 from ingest.documents import chunk_text, read_document
-from ingest.text import LineIndex, from_text, without_ci_stamps, without_ci_stamps_bytes
+from ingest.text import (
+    LineIndex,
+    ci_log_started,
+    from_text,
+    without_ci_stamps,
+    without_ci_stamps_bytes,
+)
 from perfboard.model import DocMeta
 from tests.conftest import sample_path
 
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = "2024-01-03T02:30:00.9447399Z "
+STARTED = datetime(2024, 1, 3, 2, 30, 0, 944739)
 
 
 def stamped(text: str, stamp: str = STAMP) -> str:
@@ -56,6 +64,29 @@ def test_a_text_whose_first_line_has_no_stamp_is_left_as_it_is() -> None:
     assert from_text(prose).text == prose
 
 
+def test_a_ci_log_is_dated_by_its_first_stamp_unless_a_date_is_given(tmp_path: Path) -> None:
+    assert ci_log_started(stamped("x\n").encode()) == STARTED
+    assert ci_log_started(codecs.BOM_UTF8 + b"2026-03-10T20:29:05Z x\n") == datetime(
+        2026, 3, 10, 20, 29, 5
+    )
+    assert ci_log_started(b"bench\tRun tester\t2026-03-10T20:29:05.5Z x") == datetime(
+        2026, 3, 10, 20, 29, 5, 500000
+    )
+    assert ci_log_started(b"2026-02-30T20:29:05Z x\n") is None  # no such day
+    assert ci_log_started(b"I0911 06:41:55.494792  7238 ernie_tester.cc:345] Run") is None
+    tester = (
+        "I0911 06:41:55.494792  7238 ernie_tester.cc:345]"
+        " Run 5010 samples, average latency: 6.92849 ms per sample.\n"
+    )
+    log = tmp_path / "job.log"
+    log.write_text(stamped(tester), encoding="utf-8")
+    (m,) = read_document(log, "auto", DocMeta(uri="job.log")).found.measurements
+    assert m.measured_at == datetime(2023, 9, 11, 6, 41, 55, 494792)  # Sept: the year before
+    given = DocMeta(uri="job.log", created_at=datetime(2019, 9, 12))
+    (m,) = read_document(log, "auto", given).found.measurements
+    assert m.measured_at == datetime(2019, 9, 11, 6, 41, 55, 494792)
+
+
 def _real_documents() -> list[Path]:
     """The real text documents of the repository: issue comments, tester and tool logs,
     profiler reports, PR tables."""
@@ -86,9 +117,9 @@ def test_every_real_document_reads_the_same_with_a_stamp_on_every_line(
     text = path.read_text(encoding="utf-8")
     log = tmp_path / path.name
     log.write_text(stamped(text), encoding="utf-8")
-    meta = DocMeta(uri=path.name)
-    plain = read_document(path, "auto", meta)
-    as_logged = read_document(log, "auto", meta)
+    # The log is dated by its first stamp, as the document would be by --date.
+    plain = read_document(path, "auto", DocMeta(uri=path.name, created_at=STARTED))
+    as_logged = read_document(log, "auto", DocMeta(uri=path.name))
     assert _records(as_logged.found) == _records(plain.found)
     assert as_logged.info.n_lines == plain.info.n_lines
     assert [(r.number, r.label, r.first_line) for r in as_logged.runs] == [

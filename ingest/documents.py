@@ -251,10 +251,15 @@ def chunk_text(
                 markers |= seen.markers
                 doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, line_index)
                 return doc, seen.present
+            # A log from Windows (CRLF) or a quoted one: ASCII stays ASCII, so the text is
+            # still its own bytes, indexed anew, and the bulk readers take it (a chunk of
+            # CRLF tester lines: 0.54 s read line by line, 0.11 s as LF).
             text = normalise(text)
-            seen = gate.scan(text)  # ASCII stays ASCII: offsets are the text's
-            markers = line_markers(text, text.encode("ascii")) | seen.markers
-            doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits)
+            encoded = text.encode("ascii")
+            index = LineIndex(encoded)
+            seen = gate.scan(encoded)
+            markers = line_markers(text, encoded, index.positions) | seen.markers
+            doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, index)
             return doc, seen.present
     # normalise's steps, its two searches for line ends and quote markers answered by the
     # markers the chunk needs anyway (each search costs 3 ms a 4 MiB chunk): NFKC first,

@@ -136,9 +136,15 @@ _QUOTE = re.compile(r"(?m)^ {0,3}>(?: ?>)* ?")
 
 # The timestamp a CI runner writes before every line of a job's log: GitHub Actions keeps
 # "2024-01-03T02:30:00.9447399Z " before each (the log of a run, downloaded), and
-# `gh run view --log` prints it after the job's and the step's names, a tab after each. A
-# blank line of the log is the stamp alone.
-CI_STAMP = r"(?:[^\t\n]*\t[^\t\n]*\t)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z(?: |(?=\n)|$)"
+# `gh run view --log` prints it after the job's and the step's names, a tab after each;
+# GitLab's runner (FF_TIMESTAMPS) writes "2026-07-21T18:06:18.101984Z 00O ", the stream
+# (O, E) and a flag ("+": the runner split a long line; its parts stay two lines here);
+# Jenkins' timestamper "[2025-06-25T14:31:12.339Z] ". A blank line is the stamp alone.
+_ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
+CI_STAMP = (
+    rf"(?:[^\t\n]*\t[^\t\n]*\t)?"
+    rf"(?:{_ISO_UTC} [0-9a-f]{{2}}[OE][ +]|(?:{_ISO_UTC}|\[{_ISO_UTC}\])(?: |(?=\n)|$))"
+)
 _CI_STAMPED = re.compile(CI_STAMP)
 _CI_STAMPS = re.compile("\n" + CI_STAMP)
 _CI_STAMPED_BYTES = re.compile(CI_STAMP.encode())
@@ -159,7 +165,7 @@ def without_ci_stamps(text: str) -> str:
 
 
 _CI_STAMP_TIME = re.compile(
-    rb"(?:[^\t\n]*\t[^\t\n]*\t)?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z"
+    rb"(?:[^\t\n]*\t[^\t\n]*\t)?\[?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z"
 )
 
 

@@ -2,8 +2,10 @@
 
 GitHub Actions keeps "2024-01-03T02:30:00.9447399Z " before each line of a job's log (the
 log of a run, downloaded); `gh run view --log` prints the job's and the step's names and a
-tab each before it. Read as they were, the profiler's tables were not read at all, and a
-dense log's lines missed every fast path (a chunk of tester lines: 0.13 s -> 0.90 s).
+tab each before it; GitLab's runner writes "2026-07-21T18:06:18.101984Z 00O " (stream and
+flag after the time), Jenkins' timestamper "[2025-06-25T14:31:12.339Z] ". Read as they
+were, the profiler's tables were not read at all, and a dense log's lines missed every fast
+path (a chunk of tester lines: 0.13 s -> 0.90 s).
 """
 
 from __future__ import annotations
@@ -29,10 +31,19 @@ from tests.conftest import sample_path
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = "2024-01-03T02:30:00.9447399Z "
 STARTED = datetime(2024, 1, 3, 2, 30, 0, 944739)
+# Each runner's stamp for the same moment (GitLab's carries microseconds).
+RUNNERS = {
+    "github": STAMP,
+    "gitlab": "2024-01-03T02:30:00.944739Z 00O ",
+    "jenkins": "[2024-01-03T02:30:00.944739Z] ",
+}
 
 
 def stamped(text: str, stamp: str = STAMP) -> str:
-    """Every line of `text` as the runner writes it (a blank line: the stamp alone)."""
+    """Every line of `text` as the runner writes it (a blank line: the stamp alone; GitLab
+    keeps the space after its flag)."""
+    if stamp.endswith(("O ", "E ")):
+        return "".join(stamp + line for line in text.splitlines(True))
     return "".join(
         stamp + line if line != "\n" else stamp.rstrip() + "\n" for line in text.splitlines(True)
     )
@@ -51,6 +62,9 @@ def test_stamps_go_and_lines_stay() -> None:
     assert (
         without_ci_stamps(stamped(log, "bench\tRun tester\t" + STAMP)) == log
     )  # gh run view --log
+    assert without_ci_stamps(stamped(log, RUNNERS["gitlab"])) == log
+    assert without_ci_stamps(stamped(log, RUNNERS["gitlab"].replace("00O", "01E"))) == log
+    assert without_ci_stamps(stamped(log, RUNNERS["jenkins"])) == log
     data = stamped(log).encode()
     assert without_ci_stamps_bytes(data) == log.encode()
     assert without_ci_stamps_bytes(codecs.BOM_UTF8 + data) == codecs.BOM_UTF8 + log.encode()
@@ -72,6 +86,8 @@ def test_a_ci_log_is_dated_by_its_first_stamp_unless_a_date_is_given(tmp_path: P
     assert ci_log_started(b"bench\tRun tester\t2026-03-10T20:29:05.5Z x") == datetime(
         2026, 3, 10, 20, 29, 5, 500000
     )
+    for stamp in RUNNERS.values():
+        assert ci_log_started(stamp.encode() + b"x\n") == STARTED
     assert ci_log_started(b"2026-02-30T20:29:05Z x\n") is None  # no such day
     assert ci_log_started(b"I0911 06:41:55.494792  7238 ernie_tester.cc:345] Run") is None
     tester = (
@@ -110,13 +126,14 @@ def _records(found: object) -> tuple[list, ...]:
     )
 
 
+@pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("path", _real_documents(), ids=lambda p: p.name)
 def test_every_real_document_reads_the_same_with_a_stamp_on_every_line(
-    path: Path, tmp_path: Path
+    path: Path, runner: str, tmp_path: Path
 ) -> None:
     text = path.read_text(encoding="utf-8")
     log = tmp_path / path.name
-    log.write_text(stamped(text), encoding="utf-8")
+    log.write_text(stamped(text, RUNNERS[runner]), encoding="utf-8")
     # The log is dated by its first stamp, as the document would be by --date.
     plain = read_document(path, "auto", DocMeta(uri=path.name, created_at=STARTED))
     as_logged = read_document(log, "auto", DocMeta(uri=path.name))

@@ -62,7 +62,7 @@ from ingest.columns import MeasurementBlock
 from ingest.parsers.cells import NUMBER
 from ingest.text import DocText, LineIndex
 from perfboard.model import Item, Measurement, Problem
-from perfboard.units import ABSURD_MS, UnitError, normalise
+from perfboard.units import ABSURD_MS, Quantity, UnitError, normalise
 
 NAME = "latency"
 ANCHORS: tuple[str, ...] = ("atency",)
@@ -742,18 +742,8 @@ def _demo_line(
     if isinstance(value, str):
         yield Problem(number, f"demo summary: {value}", line, NAME)
         return
-    benchmark, device, params = _demo_context(doc.text, start)
-    yield Measurement(
-        benchmark=benchmark,
-        metric="latency",
-        value=value[0],
-        unit=value[1],
-        device=device,
-        params=params,
-        stats={"statistic": "average"},
-        line=number,
-        raw=line,
-    )
+    context = _demo_context(doc.text, start)
+    yield _demo_latency(value, context, number, line)
     if m.group("qps") is None:
         return
     qps = m.group("qnum")
@@ -764,7 +754,30 @@ def _demo_line(
     except UnitError as e:
         yield Problem(number, f"demo summary: {e}", line, NAME)
         return
-    yield Measurement(
+    yield _demo_throughput(q, context, number, line)
+
+
+_DemoContext = tuple[str, str, dict[str, Any]]  # a demo summary's benchmark, device and params
+
+
+def _demo_latency(value: tuple[float, str], context: _DemoContext, number: int, line: str) -> Item:
+    benchmark, device, params = context
+    return Measurement(
+        benchmark=benchmark,
+        metric="latency",
+        value=value[0],
+        unit=value[1],
+        device=device,
+        params=params,
+        stats={"statistic": "average"},
+        line=number,
+        raw=line,
+    )
+
+
+def _demo_throughput(q: Quantity, context: _DemoContext, number: int, line: str) -> Item:
+    benchmark, device, params = context
+    return Measurement(
         benchmark=benchmark,
         metric="throughput",
         value=q.value,
@@ -783,42 +796,22 @@ _DEMO_NEAR_BYTES = 4096
 
 def _fast_demo(
     m: re.Match[str], text: str, start: int, end: int, number: int
-) -> tuple[Measurement, Measurement] | None:
+) -> tuple[Item, Item] | None:
     """The latency and throughput of a demo summary in the demo's own form, or None to let
     the general path decide. Gives exactly what _demo_line gives (tests compare)."""
     num, qps = m.groups()
     value = float(num)
     if value > ABSURD_MS or qps.endswith("."):  # absurd, or the QPS is cut: a Problem
         return None
-    q = normalise(float(qps), "qps")
-    benchmark, device, params = _demo_context(text, start)
+    context = _demo_context(text, start)
     line = text[start:end]
-    latency = Measurement(
-        benchmark=benchmark,
-        metric="latency",
-        value=value,
-        unit="ms",
-        device=device,
-        params=params,
-        stats={"statistic": "average"},
-        line=number,
-        raw=line,
+    return (
+        _demo_latency((value, "ms"), context, number, line),
+        _demo_throughput(normalise(float(qps), "qps"), context, number, line),
     )
-    throughput = Measurement(
-        benchmark=benchmark,
-        metric="throughput",
-        value=q.value,
-        unit=q.unit,
-        direction="higher",
-        device=device,
-        params=dict(params),
-        line=number,
-        raw=line,
-    )
-    return latency, throughput
 
 
-def _demo_context(text: str, line_start: int) -> tuple[str, str, dict[str, Any]]:
+def _demo_context(text: str, line_start: int) -> _DemoContext:
     """Benchmark, device and params from the nearest "Model name:" line above the summary,
     within DEMO_CONTEXT_LINES lines.
 

@@ -314,9 +314,11 @@ class ChunkResult:
 # second half would be a run of its own, its orders from 0); trtexec prints "&&&& RUNNING"
 # before a run; vLLM's result block opens with its banner.
 # The lines below may follow a CI runner's timestamp (ingest.text.CI_STAMP): the cuts are
-# planned on the file's bytes, before chunk_text removes the stamps.
+# planned on the file's bytes, before chunk_text removes the stamps. These patterns are
+# compiled where they are used, once (re's cache keeps them): only a document of more than
+# one chunk is cut, and compiling them cost 3 ms of every ingest's start-up.
 _STAMP = rb"(?:" + CI_STAMP.encode() + rb")?"
-_RUN_START = re.compile(
+_RUN_START = (
     rb"\n(?="
     + _STAMP
     + rb"(?:--- Running analysis \[ir_graph_build_pass\]|&&&& RUNNING "
@@ -324,16 +326,14 @@ _RUN_START = re.compile(
 )
 # A line read with those above it, never the first of a chunk: a pass's subgraph count,
 # and the second and third lines of Paddle's PrintTime (ingest.parsers.latency).
-_CONTINUES = re.compile(
+_CONTINUES = (
     _STAMP
     + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?"
     + rb"(?:--- [ \t]?detected \d|=+ (?:batch_size: \d+, iterations|batch latency:))"
 )
 # PrintTime's first two lines. The threads of one test print theirs side by side, so a
 # first line right below either of them is inside the same block of records.
-_PRINT_TIME_HEAD = re.compile(
-    _STAMP + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|batch_size): \d"
-)
+_PRINT_TIME_HEAD = _STAMP + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|batch_size): \d"
 _LOOK_PAST = 4096  # bytes past a cut read to tell what line follows it
 # A table row: a markdown or box-drawn row, a CSV or TSV row (three separators or more,
 # not a JSON line), or a line of four numbers or more that are two fifths of its fields,
@@ -343,7 +343,7 @@ _NUMBER_FIELD = re.compile(
     rb"(?<!\S)\(?[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:e[-+]?\d+)?%?(?:[mun]?s|[KMG]i?B)?\)?(?!\S)"
 )
 _GLOG_PREFIX = re.compile(rb"[IWEF]\d{4} \d\d:\d\d:\d\d")
-_STAMPED = re.compile(CI_STAMP.encode())
+_STAMPED = CI_STAMP.encode()
 # A table longer than this is cut anyway: its rows after the cut are read without its
 # header (they become problems or are missed, as in a table pasted without one). A CSV
 # GPU trace of 128 MiB is read as one chunk (scaled from 100 MB: 750,000 kernels, 1.1 GB).
@@ -392,7 +392,7 @@ def _cut_in(window: bytes, limit: int) -> int | None:
     blank = window.rfind(b"\n\n", 0, limit)
     if blank >= 0:
         return blank + 2
-    run_starts = [m.start() for m in _RUN_START.finditer(window) if m.start() < limit]
+    run_starts = [m.start() for m in re.finditer(_RUN_START, window) if m.start() < limit]
     if run_starts:
         return run_starts[-1] + 1
     newline = window.rfind(b"\n", 0, limit)
@@ -406,16 +406,15 @@ def _cut_in(window: bytes, limit: int) -> int | None:
 
 def _continues(window: bytes, newline: int) -> bool:
     """Whether the line after `newline` is read with the lines above it (no cut before it)."""
-    if _CONTINUES.match(window, newline + 1):
+    if re.compile(_CONTINUES).match(window, newline + 1):
         return True
     above = window.rfind(b"\n", 0, newline) + 1
-    return bool(
-        _PRINT_TIME_HEAD.match(window, newline + 1) and _PRINT_TIME_HEAD.match(window, above)
-    )
+    head = re.compile(_PRINT_TIME_HEAD)
+    return bool(head.match(window, newline + 1) and head.match(window, above))
 
 
 def _is_row(line: bytes) -> bool:
-    stamp = _STAMPED.match(line)
+    stamp = re.match(_STAMPED, line)
     stripped = line[stamp.end() :].lstrip() if stamp else line.lstrip()
     if stripped[:1] == b"|" or stripped[:2] in (b"\xe2\x94", b"\xe2\x95"):  # | or box drawing
         return True

@@ -144,15 +144,24 @@ _ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
 _RUNNER_STAMP = rf"(?:{_ISO_UTC} [0-9a-f]{{2}}[OE][ +]|(?:{_ISO_UTC}|\[{_ISO_UTC}\])(?: |(?=\n)|$))"
 _GH_NAMES = r"[^\t\n]*\t[^\t\n]*\t"  # `gh run view --log`: the job's and the step's names
 CI_STAMP = rf"(?:{_GH_NAMES})?{_RUNNER_STAMP}"
-_CI_STAMPED = re.compile(CI_STAMP)
-_CI_STAMPED_BYTES = re.compile(CI_STAMP.encode())
 # The stamps after each line end, in a log whose first line has the names before its
 # stamp or not: a search that tries the names on every line costs four times as much.
-_CI_STAMPS = {
-    named: re.compile("\n" + (_GH_NAMES if named else "") + _RUNNER_STAMP)
-    for named in (False, True)
-}
-_CI_STAMPS_BYTES = {named: re.compile(p.pattern.encode()) for named, p in _CI_STAMPS.items()}
+_CI_STAMPS = {named: "\n" + (_GH_NAMES if named else "") + _RUNNER_STAMP for named in (False, True)}
+# Compiled on first use (re's cache keeps them): 3 ms of every ingest's start-up otherwise,
+# for the few documents that are CI logs. A first line without a "Z" near its start has no
+# stamp: most documents are told so without a pattern.
+_STAMP_REACH = 256
+
+
+def _ci_stamp_at(data: str | bytes | memoryview, at: int) -> re.Match | None:
+    """The CI stamp at `at` (the start of a document, after its BOM), if there is one."""
+    if isinstance(data, str):
+        if "Z" not in data[at : at + _STAMP_REACH]:
+            return None
+        return re.compile(CI_STAMP).match(data, at)
+    if b"Z" not in bytes(data[at : at + _STAMP_REACH]):  # a memoryview's `in` takes ints
+        return None
+    return re.compile(CI_STAMP.encode()).match(data, at)
 
 
 def without_ci_stamps(text: str) -> str:
@@ -162,14 +171,14 @@ def without_ci_stamps(text: str) -> str:
     Lines keep their numbers; a line's raw text is kept without its stamp, as a quoted
     line is kept without its quote marker."""
     bom = 1 if text.startswith("\ufeff") else 0  # GitHub's log files start with one
-    first = _CI_STAMPED.match(text, bom)
+    first = _ci_stamp_at(text, bom)
     if first is None:
         return text
-    stamps = _CI_STAMPS["\t" in first.group()]
+    stamps = re.compile(_CI_STAMPS["\t" in first.group()])
     return text[:bom] + stamps.sub("\n", text[first.end() :])
 
 
-_CI_STAMP_TIME = re.compile(
+_CI_STAMP_TIME = (
     rb"(?:[^\t\n]*\t[^\t\n]*\t)?\[?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z"
 )
 
@@ -179,9 +188,9 @@ def ci_log_started(head: bytes) -> datetime | None:
     first line, or None for any other document. It dates the log as --date would: glog
     lines take their year from it, and records without a time of their own, the time."""
     bom = 3 if head[:3] == codecs.BOM_UTF8 else 0
-    if _CI_STAMPED_BYTES.match(head, bom) is None:
+    if _ci_stamp_at(head, bom) is None:
         return None
-    found = _CI_STAMP_TIME.match(head, bom)
+    found = re.compile(_CI_STAMP_TIME).match(head, bom)
     assert found is not None  # the same stamp, its fields in groups
     *fields, fraction = found.groups()
     micro = int((fraction or b"0")[:6].ljust(6, b"0"))
@@ -195,10 +204,10 @@ def without_ci_stamps_bytes(data: bytes | memoryview) -> bytes | memoryview:
     """without_ci_stamps of UTF-8 bytes (a chunk of a file, before it is decoded): one
     search for each line end (24 ms a 4 MiB chunk of tester lines)."""
     bom = 3 if data[:3] == codecs.BOM_UTF8 else 0
-    first = _CI_STAMPED_BYTES.match(data, bom)
+    first = _ci_stamp_at(data, bom)
     if first is None:
         return data
-    stamps = _CI_STAMPS_BYTES[b"\t" in first.group()]
+    stamps = re.compile(_CI_STAMPS[b"\t" in first.group()].encode())
     return codecs.BOM_UTF8[:bom] + stamps.sub(b"\n", data[first.end() :])
 
 

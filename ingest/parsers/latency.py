@@ -69,8 +69,9 @@ ANCHORS: tuple[str, ...] = ("atency",)
 
 # How far above a demo summary its "Model name: ..." line may be.
 DEMO_CONTEXT_LINES = 20
-# How far above a helper's "batch latency" line its "threads" and "batch_size" lines may be.
-HELPER_CONTEXT_LINES = 20
+# How far above a helper's "batch latency" line its "threads" and "batch_size" lines may be:
+# N threads printing their three lines side by side put them up to 2N lines above.
+HELPER_CONTEXT_LINES = 64
 
 _ANCHOR = re.compile(r"atency[^\n]*")
 

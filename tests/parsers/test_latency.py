@@ -276,6 +276,27 @@ def test_print_time_in_three_lines_takes_batch_size_and_threads_from_its_thread(
     assert other.series_key() != first.series_key()
 
 
+def test_print_time_of_sixteen_threads_side_by_side() -> None:
+    """Each thread's header lines are 2 x 16 lines above its latency line at most."""
+    glog = "I1125 10:00:00.000003  {tid} tester_helper.h:380] "
+    lines = [
+        glog.format(tid=7000 + k) + f"====== threads: 16, thread id: {k} ======" for k in range(16)
+    ]
+    lines += [
+        glog.format(tid=7000 + k) + "====== batch_size: 4, iterations: 5, repetitions: 10 ======"
+        for k in range(16)
+    ]
+    lines += [
+        glog.format(tid=7000 + k)
+        + f"====== batch latency: 40ms, number of samples: 20, sample latency: {10 + k}ms ======"
+        for k in range(16)
+    ]
+    found = parse_text("\n".join(lines) + "\n")
+    assert [(m.value, m.params, m.stats["thread_id"]) for m in found] == [
+        (10.0 + k, {"batch_size": 4, "threads": 16}, k) for k in range(16)
+    ]
+
+
 def test_print_time_bare_lines_and_a_record_that_borrows_nothing_from_the_one_before() -> None:
     bare = "".join(line.split("] ", 1)[1] + "\n" for line in PRINT_TIME.splitlines()[::2])
     (m,) = parse_text(bare)

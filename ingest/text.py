@@ -178,24 +178,18 @@ def without_ci_stamps(text: str) -> str:
     return text[:bom] + stamps.sub("\n", text[first.end() :])
 
 
-_CI_STAMP_TIME = (
-    rb"(?:[^\t\n]*\t[^\t\n]*\t)?\[?(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z"
-)
-
-
 def ci_log_started(head: bytes) -> datetime | None:
     """When a CI job's log began (UTC, naive, as the store keeps times): the stamp of its
     first line, or None for any other document. It dates the log as --date would: glog
     lines take their year from it, and records without a time of their own, the time."""
     bom = 3 if head[:3] == codecs.BOM_UTF8 else 0
-    if _ci_stamp_at(head, bom) is None:
+    stamp = _ci_stamp_at(head, bom)
+    if stamp is None:
         return None
-    found = re.compile(_CI_STAMP_TIME).match(head, bom)
-    assert found is not None  # the same stamp, its fields in groups
-    *fields, fraction = found.groups()
-    micro = int((fraction or b"0")[:6].ljust(6, b"0"))
-    try:
-        return datetime(*(int(f) for f in fields), micro)
+    iso = re.search(_ISO_UTC.encode(), stamp.group())
+    assert iso is not None  # every form of the stamp holds one
+    try:  # fromisoformat keeps six digits of a longer fraction (GitHub writes seven)
+        return datetime.fromisoformat(iso.group().decode()).replace(tzinfo=None)
     except ValueError:  # no such date or time: the log stays undated
         return None
 

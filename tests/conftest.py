@@ -59,3 +59,29 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "perfboard.duckdb"
     assert build(path) == 0
     return path
+
+
+def real_text_documents() -> list[Path]:
+    """The real text documents of the repository: issue comments, tester and tool logs,
+    profiler reports, PR tables."""
+    return sorted(
+        p
+        for folder in ("tests/fixtures", "data/samples")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".md", ".txt", ".log") and p.is_file() and p.name != "README.md"
+    )
+
+
+def stored_records(found: object) -> tuple[list, ...]:
+    """What a document's parse stores, its blocks turned back into records."""
+    from ingest import bulk
+
+    bulk.materialise(found)
+    return (
+        found.measurements,
+        found.profile_events,
+        found.passes,
+        found.claims,
+        found.phases,
+        [(p.line, p.reason, p.raw) for p in found.problems],
+    )

@@ -26,9 +26,8 @@ from ingest.text import (
     without_ci_stamps_bytes,
 )
 from perfboard.model import DocMeta
-from tests.conftest import sample_path
+from tests.conftest import real_text_documents, sample_path, stored_records
 
-ROOT = Path(__file__).resolve().parent.parent
 STAMP = "2024-01-03T02:30:00.9447399Z "
 STARTED = datetime(2024, 1, 3, 2, 30, 0, 944739)
 # Each runner's stamp for the same moment (GitLab's carries microseconds).
@@ -103,31 +102,8 @@ def test_a_ci_log_is_dated_by_its_first_stamp_unless_a_date_is_given(tmp_path: P
     assert m.measured_at == datetime(2019, 9, 11, 6, 41, 55, 494792)
 
 
-def _real_documents() -> list[Path]:
-    """The real text documents of the repository: issue comments, tester and tool logs,
-    profiler reports, PR tables."""
-    return sorted(
-        p
-        for folder in ("tests/fixtures", "data/samples")
-        for p in (ROOT / folder).rglob("*")
-        if p.suffix in (".md", ".txt", ".log") and p.is_file() and p.name != "README.md"
-    )
-
-
-def _records(found: object) -> tuple[list, ...]:
-    bulk.materialise(found)
-    return (
-        found.measurements,
-        found.profile_events,
-        found.passes,
-        found.claims,
-        found.phases,
-        [(p.line, p.reason, p.raw) for p in found.problems],
-    )
-
-
 @pytest.mark.parametrize("runner", RUNNERS)
-@pytest.mark.parametrize("path", _real_documents(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", real_text_documents(), ids=lambda p: p.name)
 def test_every_real_document_reads_the_same_with_a_stamp_on_every_line(
     path: Path, runner: str, tmp_path: Path
 ) -> None:
@@ -137,7 +113,7 @@ def test_every_real_document_reads_the_same_with_a_stamp_on_every_line(
     # The log is dated by its first stamp, as the document would be by --date.
     plain = read_document(path, "auto", DocMeta(uri=path.name, created_at=STARTED))
     as_logged = read_document(log, "auto", DocMeta(uri=path.name))
-    assert _records(as_logged.found) == _records(plain.found)
+    assert stored_records(as_logged.found) == stored_records(plain.found)
     assert as_logged.info.n_lines == plain.info.n_lines
     assert [(r.number, r.label, r.first_line) for r in as_logged.runs] == [
         (r.number, r.label, r.first_line) for r in plain.runs

@@ -17,10 +17,10 @@ from ingest.documents import chunk_text, parse_text, read_document
 from ingest.text import LineIndex
 from perfboard.model import DocMeta
 from scripts.bench_ingest import _profile_rows
-from tests.test_ci_stamps import _real_documents, _records
+from tests.conftest import real_text_documents, stored_records
 
 
-@pytest.mark.parametrize("path", _real_documents(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", real_text_documents(), ids=lambda p: p.name)
 def test_every_real_document_reads_the_same_with_crlf_line_ends(path: Path, tmp_path: Path) -> None:
     data = path.read_bytes()
     windows = tmp_path / path.name
@@ -28,7 +28,7 @@ def test_every_real_document_reads_the_same_with_crlf_line_ends(path: Path, tmp_
     meta = DocMeta(uri=path.name)
     plain = read_document(path, "auto", meta)
     crlf = read_document(windows, "auto", meta)
-    assert _records(crlf.found) == _records(plain.found)
+    assert stored_records(crlf.found) == stored_records(plain.found)
     assert crlf.info.n_lines == plain.info.n_lines
 
 

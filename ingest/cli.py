@@ -48,6 +48,8 @@ from perfboard.cli import UsageError, first_error, run, store_location, store_op
 from perfboard.model import DocMeta
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from tqdm import tqdm
 
     from ingest import github
@@ -387,7 +389,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         notified = True
         if not args.no_detect:
             try:
-                notified = detect_changed(conn, changed, unchanged)
+                notified = detect_changed(conn, changed, unchanged, pool)
             except duckdb.Error as error:
                 print(
                     f"ingest: change detection could not be stored: {first_error(error)}."
@@ -400,7 +402,10 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 
 def detect_changed(
-    conn: duckdb.DuckDBPyConnection, changed: list[str], unchanged: list[str] | None = None
+    conn: duckdb.DuckDBPyConnection,
+    changed: list[str],
+    unchanged: list[str] | None = None,
+    pool: Executor | None = None,
 ) -> bool:
     """Change detection of every series these documents touched: over its whole history,
     or, for a long series they only appended to, over its last windows (perfboard.windows).
@@ -410,6 +415,7 @@ def detect_changed(
     it and detecting): without them, a re-run would never detect those series. Then the
     new alerts go to perfboard.toml's channels (perfboard/notify.py): False when one was
     not sent (said on stderr, tried again next run; the detection stays stored).
+    `pool`: the ingest's worker processes, which examine a long series' windows.
     """
     from perfboard import alerts, settings  # the detector (numpy): only when detecting
 
@@ -430,7 +436,10 @@ def detect_changed(
         "SELECT source_id FROM sources WHERE list_contains($changed, uri)", {"changed": changed}
     ).fetchall()
     result = alerts.detect_store(
-        conn, [series_id for (series_id,) in touched], appended=[i for (i,) in appended]
+        conn,
+        [series_id for (series_id,) in touched],
+        appended=[i for (i,) in appended],
+        pool=pool,
     )
     print(
         f"change detection: {result.change_points} change points in {result.series} series"

@@ -347,19 +347,29 @@ def test_detection_on_every_core_stores_what_one_core_does(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Above PARALLEL_MIN_POINTS the series are examined in spawned processes (the 10 M
-    # store: 16 s -> 7.6 s on 2 cores); the result must not depend on it.
+    # store: 16 s -> 7.6 s on 2 cores), or in the pool given; the result must not depend
+    # on it.
     query = (
         "SELECT series_id, position, change_pct, p_value, shape FROM change_points"
         " ORDER BY series_id, position"
     )
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # An ingest's own workers, forked before its store opens (ingest.documents.worker_pool)
+    forked = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+    list(forked.map(abs, range(2)))
     conn = db.connect(store)
     alerts.detect_store(conn)
     serial = conn.execute(query).fetchall()
     monkeypatch.setattr(alerts, "PARALLEL_MIN_POINTS", 0)
     alerts.detect_store(conn)
     parallel = conn.execute(query).fetchall()
+    with forked:
+        alerts.detect_store(conn, pool=forked)
+    in_forked = conn.execute(query).fetchall()
     conn.close()
-    assert len(serial) == 4 and parallel == serial
+    assert len(serial) == 4 and parallel == serial and in_forked == serial
 
 
 def test_alerts_rank_by_size_and_confidence_and_hide_changes_within_noise(

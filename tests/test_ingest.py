@@ -480,6 +480,51 @@ def test_the_same_bytes_read_another_way_are_read_again(
     assert [row[5] for row in before] == [str(int(newer) - 1)]
 
 
+def test_a_large_logs_detection_runs_in_the_ingests_own_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers an ingest forked for a large log also examine its series' windows
+    (two spawned interpreters importing the detector cost 0.5 s), and store the change
+    points one process finds: ERNIE and BERT each fall 20 % at their 601st run."""
+    import math
+
+    import ingest.documents as documents_module
+    from perfboard import alerts
+
+    lines = []
+    for i in range(1200):
+        for model in ("ernie", "bert"):
+            ms = (10.0 if i < 600 else 8.0) * (1 + 0.01 * math.sin(i * 1.7 + len(model)))
+            lines.append(
+                f"I0911 06:41:55.{i:06d}  7238 {model}_tester.cc:345] Run {5000 + i} samples,"
+                f" average latency: {ms:.5f} ms per sample.\n"
+            )
+    log = tmp_path / "tester.log"
+    log.write_text("".join(lines), encoding="utf-8")
+    query = "SELECT series_id, position, round(change_pct, 2) FROM change_points ORDER BY ALL"
+    pools: list[object] = []
+    examine_all = alerts._examine_all
+
+    def spied(tasks: list, pool: object = None) -> list:
+        pools.append(pool)
+        return examine_all(tasks, pool)
+
+    monkeypatch.setattr(alerts, "_examine_all", spied)
+    found = []
+    for name in ("one.duckdb", "workers.duckdb"):
+        if name == "workers.duckdb":  # the log counts as large, and its points as many
+            monkeypatch.setattr(documents_module, "CHUNK_BYTES", 2**13)
+            monkeypatch.setattr(alerts, "PARALLEL_MIN_POINTS", 0)
+        assert ingest("auto", str(log), "--db", str(tmp_path / name)) == 0
+        conn = duckdb.connect(str(tmp_path / name), read_only=True)
+        found.append(conn.execute(query).fetchall())
+        conn.close()
+    one, workers = found
+    assert one == [(1, 600, -19.98), (2, 600, -20.0)]
+    assert workers == one
+    assert pools[0] is None and type(pools[1]).__name__ == "ProcessPoolExecutor"
+
+
 def test_worker_processes_store_exactly_what_one_process_stores(tmp_path: Path) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

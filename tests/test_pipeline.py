@@ -442,6 +442,53 @@ def test_the_gate_reads_a_small_text_as_its_hyperscan_database_does() -> None:
             assert a.hits == b.hits or not data.isascii(), path
 
 
+@pytest.mark.parametrize("dense", [1, 2, 5])
+def test_the_gate_reads_a_text_dense_in_latency_lines_as_a_sparse_one(
+    dense: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After DENSE_HITS latency anchors the database stops, and the rest is scanned without
+    # a Python call a hit: the same presence and offsets, wherever it stops (the real
+    # documents, stopped after their first, second or fifth latency anchor).
+    import ingest.gate as gate_module
+
+    whole = gate_module.AnchorGate(ANCHORS, frozenset({"latency"}))
+    whole.compile()
+    stopped = gate_module.AnchorGate(ANCHORS, frozenset({"latency"}))
+    stopped.compile()
+    dense_ones = 0
+    for path in sorted((Path(__file__).parent / "fixtures").rglob("*")):
+        if not path.is_file() or not (data := path.read_bytes()).isascii():
+            continue
+        expected = whole.scan(data)
+        with monkeypatch.context() as patch:
+            patch.setattr(gate_module, "DENSE_HITS", dense)
+            got = stopped.scan(data)
+        assert (got.present, got.markers, got.hits) == (
+            expected.present,
+            expected.markers,
+            expected.hits,
+        ), path
+        dense_ones += len(expected.hits["latency"]) >= dense
+    assert dense_ones >= 10
+
+
+def test_a_dense_scan_finds_an_anchor_across_its_stop_and_one_that_overlaps_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ingest.gate as gate_module
+
+    monkeypatch.setattr(gate_module, "DENSE_HITS", 2)
+    gate = gate_module.AnchorGate({"x": ("aa",), "y": ("baab",)}, frozenset({"x"}))
+    gate.compile()
+    # "aa" at 0, 1, 2 (overlapping), then in "baab" at 6; hyperscan stops at the second
+    # "aa" (ends at 3), and "baab" (5-9) begins after it; "aa" again at 10.
+    found = gate.scan(b"aaaa baab aa")
+    assert found.hits == {"x": [0, 1, 2, 6, 10]} and found.present == {"x", "y"}
+    monkeypatch.setattr(gate_module, "DENSE_HITS", 1)
+    found = gate.scan(b"xbaab aa")  # stopped at the end of "aa" in "baab": "baab" spans it
+    assert found.hits == {"x": [2, 6]} and found.present == {"x", "y"}
+
+
 def test_every_command_module_runs_only_as_the_main_module() -> None:
     # Detection over many points runs in spawned processes, which import the parent's main
     # module again as __mp_main__: an unguarded `sys.exit(main())` would run the command

@@ -1,7 +1,7 @@
 """Ingest throughput next to the raw ceilings measured in the same run.
 
     python scripts/bench_ingest.py [--rows 1000000] [--log-mb 500] [--repeat 3] [--out DIR]
-        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g,h,i]
+        [--mix-mb 100] [--mixes sparse,session,...] [--parts a,b,c,d,e,f,g,h,i,j]
 
 (a) ROWS measurements in perfboard's JSONL format (2,000 series, 500 versions each, about
     485 bytes a record), end to end into a fresh DuckDB store with `ingest results`,
@@ -52,6 +52,14 @@
     last windows, perfboard/windows.py: the document only appends to it), and with
     --no-detect, against `python -c "import duckdb, pyarrow"`; medians of >= 5 fresh
     processes (goal <= 2x, as (g)).
+(j) the floor of any reader of a log where every line is a record (the latency mix of (f),
+    one tester line each): what the native tools the issue names take with no Python per
+    line, against the same bare loop, 1 MB start-up subtracted, medians of fresh processes.
+    pyarrow's CSV reader splits the lines (multithreaded) and pc.extract_regex (RE2) takes
+    the latency from each, storing nothing; DuckDB reads the lines (read_csv), takes the
+    value with regexp_extract and inserts (line, value) into a fresh store, and again with
+    the line's text beside it (what a record keeps for provenance). Where these are over
+    2x, no parser of perfboard's can be under it on such a log.
 
 Parts (a)-(e) run the ingest with --no-detect: they compare reading and storing with their
 ceilings. The change detection an ingest runs afterwards on the series it touched is
@@ -1035,6 +1043,93 @@ def _longest_series_of_last_source(db: Path) -> int:
     return points or 0
 
 
+# -- (j) the floor of any reader --------------------------------------------------------
+
+# The latency of a tester line (the latency mix's only line form), for RE2 and DuckDB.
+LATENCY_VALUE = r"average latency: ([0-9.]+) ms"
+LATENCY_FIELD = r"average latency: (?P<ms>[0-9.]+) ms"  # extract_regex wants a named group
+
+ARROW_EXTRACT_CODE = f"""
+import sys
+import pyarrow as pa, pyarrow.compute as pc, pyarrow.csv as csv
+lines = csv.read_csv(
+    sys.argv[1],
+    read_options=csv.ReadOptions(column_names=["line"]),
+    parse_options=csv.ParseOptions(delimiter="\\x01", quote_char=False),
+    convert_options=csv.ConvertOptions(column_types={{"line": pa.string()}}),
+).column("line")
+found = pc.extract_regex(lines, {LATENCY_FIELD!r})
+values = pc.cast(pc.struct_field(found, [0]), pa.float64())
+print(len(values) - values.null_count)
+"""
+
+DUCKDB_EXTRACT_CODE = f"""
+import sys
+import duckdb
+path, target, keep_text = sys.argv[1], sys.argv[2], sys.argv[3] == "text"
+conn = duckdb.connect(target)
+text = ", line_text VARCHAR" if keep_text else ""
+conn.execute(f"CREATE TABLE m (line BIGINT, value DOUBLE{{text}})")
+conn.execute(
+    "INSERT INTO m SELECT row_number() OVER (), CAST(regexp_extract(l, $pattern, 1) AS DOUBLE)"
+    + (", l" if keep_text else "")
+    + " FROM read_csv($path, columns = {{'l': 'VARCHAR'}}, delim = '\\x01', quote = '',"
+    " escape = '', header = false, auto_detect = false)",
+    {{"path": path, "pattern": {LATENCY_VALUE!r}}},
+)
+print(conn.execute("SELECT count(value) FROM m").fetchone()[0])
+conn.close()
+"""
+
+
+def bench_reader_floor(work: Path, megabytes: float, repeat: int) -> None:
+    """(j): the native tools alone over the latency mix, against the bare line loop."""
+    big, small = work / "floor.log", work / "floor-1mb.log"
+    write_mix(big, "latency", megabytes)
+    write_mix(small, "latency", 1)
+    db = work / "floor.duckdb"
+    steps = {
+        "loop": [sys.executable, "-c", LOOP_CODE],
+        "arrow": [sys.executable, "-c", ARROW_EXTRACT_CODE],
+        "duckdb": [sys.executable, "-c", DUCKDB_EXTRACT_CODE],
+        "duckdb+text": [sys.executable, "-c", DUCKDB_EXTRACT_CODE],
+        "perfboard": [sys.executable, "-m", "ingest", "auto"],
+    }
+    times: dict[tuple[str, Path], list[float]] = {}
+    for _ in range(repeat):
+        for name, argv in steps.items():
+            for path in (big, small):
+                fresh(db)()
+                extra = {
+                    "duckdb": [str(db), "values"],
+                    "duckdb+text": [str(db), "text"],
+                    "perfboard": ["--db", str(db), "--quiet"],
+                }.get(name, [])
+                seconds = run_measured([*argv, str(path), *extra])[0]
+                times.setdefault((name, path), []).append(seconds)
+    fresh(db)()
+    marginal = {
+        name: statistics.median(times[(name, big)]) - statistics.median(times[(name, small)])
+        for name in steps
+    }
+    bare = marginal["loop"]
+    print(
+        f"(j) the floor of any reader: the latency mix of (f), {megabytes:g} MB, one record a"
+        f" line; 1 MB start-up subtracted; medians of {repeat}"
+    )
+    labels = {
+        "loop": "bare `for line in f`",
+        "arrow": "pyarrow: read lines + extract_regex, nothing stored",
+        "duckdb": "DuckDB: read_csv + regexp_extract + insert (line, value)",
+        "duckdb+text": "DuckDB: the same, each line's text stored too",
+        "perfboard": "perfboard: ingest auto, with detection",
+    }
+    for name, label in labels.items():
+        print(f"    {label:<58}{marginal[name]:7.2f} s {marginal[name] / bare:6.1f}x")
+    for p in (big, small):
+        p.unlink()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=textwrap.dedent(__doc__ or "").split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -1046,7 +1141,9 @@ def main() -> int:
     parser.add_argument("--mix-mb", type=float, default=100, help="size of each log of (f)")
     parser.add_argument("--mixes", default=",".join(MIXES), help="the mixes (f) runs")
     parser.add_argument(
-        "--parts", default="a,b,c,d,e,f,g,h,i", help="which parts to run (c runs with a, e with d)"
+        "--parts",
+        default="a,b,c,d,e,f,g,h,i,j",
+        help="which parts to run (c runs with a, e with d)",
     )
     parser.add_argument("--only", choices=("results", "log", "tools"), help="run one part only")
     args = parser.parse_args()
@@ -1071,6 +1168,8 @@ def main() -> int:
             bench_folder(work, args.repeat)
         if "i" in parts:
             bench_long_history(work, args.mix_mb, args.repeat)
+        if "j" in parts:
+            bench_reader_floor(work, args.mix_mb, args.repeat)
         print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

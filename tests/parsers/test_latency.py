@@ -297,6 +297,46 @@ def test_print_time_of_sixteen_threads_side_by_side() -> None:
     ]
 
 
+@pytest.mark.parametrize("threads", [32, 33])
+def test_print_time_headers_are_read_within_64_lines_of_their_thread(threads: int) -> None:
+    """With 32 threads side by side a thread's "threads" line is 64 lines above its
+    latency line, the farthest read; with 33 it is 66, and only its batch size is read."""
+    glog = "I1125 10:00:00.000003  {tid} tester_helper.h:380] "
+    lines = [
+        glog.format(tid=7000 + k) + f"====== threads: {threads}, thread id: {k} ======"
+        for k in range(threads)
+    ]
+    lines += [
+        glog.format(tid=7000 + k) + "====== batch_size: 4, iterations: 5, repetitions: 10 ======"
+        for k in range(threads)
+    ]
+    lines += [
+        glog.format(tid=7000 + k)
+        + f"====== batch latency: 40ms, number of samples: 20, sample latency: {10 + k}ms ======"
+        for k in range(threads)
+    ]
+    found = parse_text("\n".join(lines) + "\n")
+    assert [m.value for m in found] == [10.0 + k for k in range(threads)]
+    if threads == 32:
+        assert all(m.params == {"batch_size": 4, "threads": 32} for m in found)
+        assert [m.stats["thread_id"] for m in found] == list(range(32))
+    else:
+        assert all(m.params == {"batch_size": 4} and "thread_id" not in m.stats for m in found)
+    assert all(m.stats["iterations"] == 5 for m in found)
+
+
+def test_print_time_passes_over_another_threads_line_that_names_its_thread() -> None:
+    # Thread 1235's line between 1234's headers and its latency line holds " 1234 ".
+    text = PRINT_TIME.replace(
+        "I1125 10:00:00.000004  1235 tester_helper.h:382] ====== batch_size: 8,",
+        "I1125 10:00:00.000004  1235 tester_helper.h:377] waiting for 1234 to end\n"
+        "I1125 10:00:00.000004  1235 tester_helper.h:382] ====== batch_size: 8,",
+    )
+    first, second = parse_text(text)
+    assert first.params == {"batch_size": 8, "threads": 4} and first.stats["thread_id"] == 2
+    assert second.params == {"batch_size": 8, "threads": 4} and second.stats["thread_id"] == 3
+
+
 def test_print_time_bare_lines_and_a_record_that_borrows_nothing_from_the_one_before() -> None:
     bare = "".join(line.split("] ", 1)[1] + "\n" for line in PRINT_TIME.splitlines()[::2])
     (m,) = parse_text(bare)

@@ -38,20 +38,25 @@ from ingest.documents import (
     file_hash,
     read_document,
     read_text,
+    stream_document,
+    streams,
     text_hash,
 )
 from ingest.registry import RESULT_SUFFIXES, RESULTS_KIND, formats_read
 from ingest.save import (
+    Rows,
     SaveResult,
     SourceInfo,
+    Unsaved,
     clear_source,
     prior_state,
     record_failure,
     save_found,
+    save_streamed,
 )
 from ingest.text import Empty, NotText
 from perfboard.errors import StoreError
-from perfboard.model import DocMeta, Problem
+from perfboard.model import DocMeta, Found, Problem
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -94,6 +99,8 @@ def ingest(
             unchanged = prior_state(conn, _identity(doc, _hash(doc)))
             if unchanged is not None:
                 return unchanged
+        if doc.path is not None and streams(doc.path):
+            return _stream(conn, doc, progress, pool, known)
         parsed = _read(doc, progress, pool)
         if parsed.found.is_empty() and not parsed.rows.records:
             return _holds_nothing(conn, doc, parsed, known)
@@ -180,6 +187,32 @@ def _read(doc: Document, progress: Callable[[int], object] | None, pool: Executo
     if doc.path is not None:
         return read_document(doc.path, doc.kind, doc.meta, progress=progress, pool=pool)
     return read_text(doc.text or "", doc.kind, doc.meta)
+
+
+def _stream(
+    conn: duckdb.DuckDBPyConnection,
+    doc: Document,
+    progress: Callable[[int], object] | None,
+    pool: Executor | None,
+    known: bool,
+) -> SaveResult:
+    """A large file, stored as it is read (documents.stream_document): by the same rules
+    as _read and save_found, with a duplicate or a document that holds nothing found
+    only once it is all read, and then all of it taken back (save.Unsaved)."""
+    assert doc.path is not None
+    streamed = stream_document(doc.path, doc.kind, doc.meta, progress=progress, pool=pool)
+
+    def finish() -> tuple[SourceInfo, Found]:
+        parsed = streamed.finish()
+        return parsed.info, parsed.found
+
+    try:
+        return save_streamed(conn, doc.meta, doc.kind, streamed.parts, finish)
+    except Unsaved as unsaved:
+        if unsaved.result is not None:
+            return unsaved.result
+        parsed = Parsed(unsaved.info, unsaved.found, [], Rows.of([], []))
+        return _holds_nothing(conn, doc, parsed, known)
 
 
 def _hash(doc: Document) -> str:

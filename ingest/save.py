@@ -9,7 +9,7 @@ ingest error behind. Rows go in through Arrow tables, never row by row.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -164,26 +164,8 @@ def begin_source(
     row = conn.execute(
         "SELECT source_id, n_measurements FROM sources WHERE uri = ?", [info.meta.uri]
     ).fetchone()
-    status = status or ("partial" if n_problems else "ok")
     meta = info.meta
-    values = [
-        info.content_hash,
-        parsers,
-        info.kind,
-        READER_VERSION,
-        info.encoding,
-        meta.project,
-        meta.url or None,
-        meta.author or None,
-        meta.title or None,
-        meta.created_at,
-        now_utc(),
-        info.size_bytes,
-        info.n_lines,
-        n_measurements,
-        n_problems,
-        status,
-    ]
+    values = _source_values(info, parsers, n_measurements, n_problems, status)
     if row is None:
         source_id = next_id(conn, "sources")
         conn.execute(
@@ -200,6 +182,36 @@ def begin_source(
         return source_id, None
     source_id, previous = row
     delete_source_rows(conn, source_id, meta.uri)
+    _update_source(conn, source_id, values)
+    return source_id, previous
+
+
+def _source_values(
+    info: SourceInfo, parsers: str, n_measurements: int, n_problems: int, status: str | None
+) -> list[Any]:
+    """A sources row's columns, in the order of begin_source's INSERT and _update_source."""
+    meta = info.meta
+    return [
+        info.content_hash,
+        parsers,
+        info.kind,
+        READER_VERSION,
+        info.encoding,
+        meta.project,
+        meta.url or None,
+        meta.author or None,
+        meta.title or None,
+        meta.created_at,
+        now_utc(),
+        info.size_bytes,
+        info.n_lines,
+        n_measurements,
+        n_problems,
+        status or ("partial" if n_problems else "ok"),
+    ]
+
+
+def _update_source(conn: duckdb.DuckDBPyConnection, source_id: int, values: list[Any]) -> None:
     conn.execute(
         "UPDATE sources SET content_hash = ?, parser = ?, kind = ?, reader = ?, encoding = ?,"
         " project = ?,"
@@ -207,7 +219,6 @@ def begin_source(
         " n_lines = ?, n_measurements = ?, n_problems = ?, status = ? WHERE source_id = ?",
         [*values, source_id],
     )
-    return source_id, previous
 
 
 # Ids are the next after the largest, not a sequence's: a DuckLake store has no
@@ -312,6 +323,77 @@ def _save_found(
     )
 
 
+class Unsaved(Exception):
+    """A document stored as it was read (save_streamed), taken back once all of it was
+    read: a duplicate (`result`), or one that holds nothing (`result` None), which the
+    caller stores by its own rules from `info` and `found`."""
+
+    def __init__(self, result: SaveResult | None, info: SourceInfo, found: Found) -> None:
+        super().__init__(result.outcome if result is not None else "holds nothing")
+        self.result, self.info, self.found = result, info, found
+
+
+def save_streamed(
+    conn: duckdb.DuckDBPyConnection,
+    meta: DocMeta,
+    kind: str,
+    parts: Iterator[Rows],
+    finish: Callable[[], tuple[SourceInfo, Found]],
+) -> SaveResult:
+    """save_found for a large document stored as it is read (documents.stream_document),
+    in one transaction: its source row first, each part's rows as they come, the rest once
+    all of it is read (`finish`: its source row's values and its records that are not
+    rows). What it holds at a time is a part, not the document.
+
+    Raises Unsaved, all of it taken back, for a duplicate or a document that holds
+    nothing; and what reading it raises, all of it taken back too."""
+    with collector_paused(), db.transaction(conn) as changes:
+        changes.add_source(conn, meta.uri)  # what it held, and (below) what it holds
+        source_id, previous = begin_source(conn, SourceInfo(meta, "", kind, 0), "", 0, 0)
+        series: dict[int, str | None] = {}
+        count = records = events = passes = runs = 0
+        ahead: tuple[int, int, datetime] | None = None
+        for rows in parts:
+            series.update(write_rows(conn, source_id, rows))
+            write_profile(conn, source_id, Found(), rows)
+            count, records = count + rows.count, records + rows.records
+            events += rows.events.num_rows if rows.events is not None else 0
+            passes += rows.passes.num_rows if rows.passes is not None else 0
+            runs += rows.runs.num_rows
+            ahead = _later(ahead, _future(rows))
+        info, found = finish()
+        prior = prior_state(conn, info)  # a duplicate (its own row has no hash yet)
+        if prior is not None or (found.is_empty() and not records):
+            raise Unsaved(prior, info, found)
+        future = _future_problem(ahead)
+        problems = [*found.problems, future] if future is not None else found.problems
+        parsers = ",".join(found.parsers) or "none"
+        values = _source_values(info, parsers, count, len(problems), None)
+        _update_source(conn, source_id, values)
+        write_phases(conn, source_id, found)
+        write_profile(conn, source_id, found)
+        write_claims(conn, source_id, found)
+        write_problems(conn, meta.uri, source_id, problems)
+        tables = _tables_of(found, events + len(found.profile_events), passes, runs, False)
+        changes.add_written(meta.project, series.items(), tables, bool(problems))
+    return SaveResult(
+        meta.uri,
+        "added" if previous is None else "replaced",
+        measurements=count,
+        previous=previous or 0,
+        problems=len(problems),
+    )
+
+
+def _later(
+    one: tuple[int, int, datetime] | None, other: tuple[int, int, datetime] | None
+) -> tuple[int, int, datetime] | None:
+    """Two parts' measurements dated in the future (_future), as one document's."""
+    if one is None or other is None:
+        return one or other
+    return one[0] + other[0], min(one[1], other[1]), max(one[2], other[2])
+
+
 # A day of slack: a clock a little ahead, or a time written in a zone east of UTC, is not
 # yet "in the future".
 FUTURE_SLACK = timedelta(days=1)
@@ -324,6 +406,11 @@ def future_warning(rows: Rows) -> Problem | None:
     With numpy, not pyarrow.compute: importing that costs a small document's ingest 60 ms,
     a tenth of it. A missing time (NaT) is after nothing.
     """
+    return _future_problem(_future(rows))
+
+
+def _future(rows: Rows) -> tuple[int, int, datetime] | None:
+    """How many of the rows are dated after tomorrow, the first one's line, the latest."""
     if not rows.count:
         return None
     times = rows.measurements["measured_at"].to_numpy()
@@ -332,7 +419,13 @@ def future_warning(rows: Rows) -> Problem | None:
     if not count:
         return None
     first = int(rows.measurements["line"].to_numpy()[ahead].min())
-    latest = times[ahead].max().astype(datetime)
+    return count, first, times[ahead].max().astype(datetime)
+
+
+def _future_problem(ahead: tuple[int, int, datetime] | None) -> Problem | None:
+    if ahead is None:
+        return None
+    count, first, latest = ahead
     return Problem(
         first,
         f"{count} measurements dated in the future (up to {latest:%Y-%m-%d}): kept;"
@@ -726,13 +819,17 @@ def _tables_written(found: Found, rows: Rows, info: SourceInfo) -> list[str]:
     """The tables of a source's rows (db._SOURCE_TABLES) that _save_found writes rows to."""
     events = len(found.profile_events) + (rows.events.num_rows if rows.events is not None else 0)
     passes = len(found.passes) + (rows.passes.num_rows if rows.passes is not None else 0)
+    return _tables_of(found, events, passes, rows.runs.num_rows, info.text is not None)
+
+
+def _tables_of(found: Found, events: int, passes: int, runs: int, text: bool) -> list[str]:
     counts = {
         "phases": len(found.phases),
         "profile_events": events,
         "passes": passes,
-        "runs": rows.runs.num_rows,
+        "runs": runs,
         "claims": len(found.claims),
-        "source_texts": info.text is not None,
+        "source_texts": text,
     }
     return [table for table, count in counts.items() if count]
 

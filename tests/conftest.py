@@ -85,3 +85,28 @@ def stored_records(found: object) -> tuple[list, ...]:
         found.phases,
         [(p.line, p.reason, p.raw) for p in found.problems],
     )
+
+
+def rows(store: Path, sql: str, params: list[object] | None = None) -> list[tuple]:
+    """A query's rows from a store, opened read-only for it."""
+    import duckdb
+
+    conn = duckdb.connect(str(store), read_only=True)
+    try:
+        return conn.execute(sql, params or []).fetchall()
+    finally:
+        conn.close()
+
+
+def parse_text_failing_on(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
+    """A parser bug: documents.parse_text raises ZeroDivisionError on a text with `marker`."""
+    from ingest import documents
+
+    real = documents.parse_text
+
+    def buggy(doc, kind, present=None):  # type: ignore[no-untyped-def]
+        if marker in doc.text:
+            raise ZeroDivisionError("division by zero")
+        return real(doc, kind, present)
+
+    monkeypatch.setattr(documents, "parse_text", buggy)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from ingest import documents, pipeline
@@ -20,21 +19,13 @@ from ingest.registry import ANCHORS, PARSERS, READS
 from ingest.text import from_text
 from perfboard import db
 from perfboard.model import DocMeta
-from tests.conftest import ROOT, sample_path
+from tests.conftest import ROOT, parse_text_failing_on, rows, sample_path
 
 BENCH = "PaddlePaddle/benchmark"
 ISSUE = f"https://github.com/{BENCH}/issues/165"
 QAT = "paddle-21228_2019-11-19_sand3r-_qat-latency.md"
 PHASE = "benchmark-165_2020-02-04_xreki_phase2-table.md"
 NOTES = "Met with the team. We will look at the fc fusion next week; numbers to follow.\n"
-
-
-def rows(store: Path, sql: str, params: list[object] | None = None) -> list[tuple[Any, ...]]:
-    conn = duckdb.connect(str(store), read_only=True)
-    try:
-        return conn.execute(sql, params or []).fetchall()
-    finally:
-        conn.close()
 
 
 def recorded_issue(body: str, *comments: str) -> dict[str, Any]:
@@ -73,14 +64,7 @@ def test_a_parser_bug_in_an_issue_comment_is_recorded_and_the_sync_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     qat = sample_path(QAT).read_text("utf-8")
-    real = documents.parse_text
-
-    def buggy(doc, kind, present=None):  # type: ignore[no-untyped-def]
-        if "BOOM" in doc.text:
-            raise ZeroDivisionError("division by zero")
-        return real(doc, kind, present)
-
-    monkeypatch.setattr(documents, "parse_text", buggy)
+    parse_text_failing_on(monkeypatch, "BOOM")
     store = tmp_path / "perfboard.duckdb"
     status, _ = load_issue(tmp_path, store, recorded_issue("负责人：@NHZlX", "BOOM " + qat, qat))
     assert status == 1  # a document failed: said in the exit status, after all were read

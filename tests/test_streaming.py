@@ -19,7 +19,7 @@ import ingest.documents as documents
 import ingest.pipeline as pipeline
 from ingest.cli import main
 from perfboard.model import DocMeta
-from tests.conftest import real_text_documents
+from tests.conftest import parse_text_failing_on, real_text_documents, rows
 from tests.test_ingest import snapshot as _snapshot
 
 TESTER = (
@@ -116,14 +116,6 @@ def write_tester_log(path: Path, lines: int, ms: float) -> Path:
     return path
 
 
-def rows(store: Path, sql: str) -> list[tuple]:
-    conn = duckdb.connect(str(store), read_only=True)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
 def test_a_streamed_document_replaced_duplicated_and_emptied_by_the_same_rules(
     tmp_path: Path, small_sizes: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,14 +167,7 @@ def test_a_parser_failing_in_the_middle_of_a_streamed_document_takes_it_all_back
     text = log.read_text(encoding="utf-8").splitlines(keepends=True)
     text.insert(1500, "BOOM\n")  # in a chunk after the first parts were written
     log.write_text("".join(text).replace("6.0", "9.0"), encoding="utf-8")
-    real = documents.parse_text
-
-    def buggy(doc, kind, present=None):  # type: ignore[no-untyped-def]
-        if "BOOM" in doc.text:
-            raise ZeroDivisionError("division by zero")
-        return real(doc, kind, present)
-
-    monkeypatch.setattr(documents, "parse_text", buggy)
+    parse_text_failing_on(monkeypatch, "BOOM")
     assert ingest_into(store, log, stream=True, monkeypatch=monkeypatch) == 1
     after = snapshot(store)
     assert after["measurements"] == before["measurements"]  # the earlier rows kept

@@ -692,13 +692,12 @@ def stream_document(
     """read_document, for a caller that stores each part as it comes (save.save_streamed):
     what is held at a time is a few chunks' rows and the pool's chunks read ahead."""
     plan = _Plan.of(path, meta, CHUNK_BYTES)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     combined = _Combined(plan.codec, progress)
 
     def parts() -> Iterator[Rows]:
         waiting: list[tuple[Rows, int, int]] = []
         held = 0
-        for chunk in plan.results(kind, pool, ahead=AHEAD * (cores or 1)):
+        for chunk in plan.results(kind, pool, ahead=AHEAD * _cores()):
             if chunk.rows is None:  # parsed here: its objects as a worker sends them
                 chunk = _packed(chunk)
             rows, lines, runs = combined.add(chunk)
@@ -905,6 +904,13 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _cores() -> int:
+    """The cores this process may run on (its affinity, where the OS tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 @contextmanager
 def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | None]:
     """Processes to parse large documents with, when there are any and cores to spare.
@@ -916,10 +922,10 @@ def worker_pool(paths: list[Path], kind: str = "auto") -> Iterator[Executor | No
     other (importing every parser of the kind first took 0.06-0.08 s of every large
     document, most of the gap between a sparse 100 MB log and its 1 MB start-up).
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = _cores()
     threshold = PARALLEL_MIN_CHUNKS * CHUNK_BYTES
     large = any(p.is_file() and p.stat().st_size >= threshold for p in paths)
-    if not large or (cores or 1) < 2:
+    if not large or cores < 2:
         yield None
         return
     if kind != RESULTS_KIND:

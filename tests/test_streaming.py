@@ -116,12 +116,18 @@ def write_tester_log(path: Path, lines: int, ms: float) -> Path:
     return path
 
 
-def test_a_streamed_document_replaced_duplicated_and_emptied_by_the_same_rules(
-    tmp_path: Path, small_sizes: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def stored_tester_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A store holding a streamed log of 2,000 tester lines (6.00-6.06 ms), and the log."""
     store = tmp_path / "store.duckdb"
     log = write_tester_log(tmp_path / "tester.log", 2000, 6.0)
     assert ingest_into(store, log, stream=True, monkeypatch=monkeypatch) == 0
+    return store, log
+
+
+def test_a_streamed_document_replaced_duplicated_and_emptied_by_the_same_rules(
+    tmp_path: Path, small_sizes: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, log = stored_tester_log(tmp_path, monkeypatch)
     assert rows(store, "SELECT uri, n_measurements, status FROM sources") == [
         (str(log), 2000, "ok")
     ]
@@ -160,9 +166,7 @@ def test_a_streamed_document_that_holds_nothing_is_stored_as_unrecognised(
 def test_a_parser_failing_in_the_middle_of_a_streamed_document_takes_it_all_back(
     tmp_path: Path, small_sizes: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = tmp_path / "store.duckdb"
-    log = write_tester_log(tmp_path / "tester.log", 2000, 6.0)
-    assert ingest_into(store, log, stream=True, monkeypatch=monkeypatch) == 0
+    store, log = stored_tester_log(tmp_path, monkeypatch)
     before = snapshot(store)
     text = log.read_text(encoding="utf-8").splitlines(keepends=True)
     text.insert(1500, "BOOM\n")  # in a chunk after the first parts were written

@@ -38,7 +38,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, cast
 
 from ingest.parsers.cells import (
@@ -248,10 +247,17 @@ def _headings_between(text: str, start: int, end: int) -> list[re.Match[str]]:
     return inside
 
 
-@lru_cache(maxsize=1)  # the text of one document or chunk, its tables read in turn
+# The text last asked about (one document or chunk, its tables read in turn) and its
+# headings. Kept by identity, not in an lru_cache: that compared a new chunk equal to the
+# last one (a log that repeats itself) character by character at every table, 1.4 ms each.
+_last_headings: list = [None, ([], [])]
+
+
 def _headings_of(text: str) -> tuple[list[int], list[re.Match[str]]]:
-    found = line_matches(text, _HEADING, ("#",))  # as _HEADING.finditer(text), faster
-    return [m.start() for m in found], found
+    if _last_headings[0] is not text:
+        found = line_matches(text, _HEADING, ("#",))  # as _HEADING.finditer(text), faster
+        _last_headings[:] = [text, ([m.start() for m in found], found)]
+    return _last_headings[1]
 
 
 # ---------------------------------------------------------------------------------------

@@ -781,3 +781,20 @@ def test_the_headings_above_a_table_are_those_a_search_of_its_window_finds() -> 
                 assert found == searched, (end, start)
                 checked += 1
     assert checked > 5000
+
+
+def test_the_headings_of_a_chunk_equal_to_the_last_are_found_in_that_chunk() -> None:
+    # A log that repeats itself gives chunks of equal text: each is read as its own (the
+    # headings kept are those of the text last asked about, by identity, not by value).
+    from ingest.parsers import pr_tables
+
+    text = "### 2. Average Latency(ms)\n#### paddle\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    again = "".join(text.splitlines(keepends=True))  # equal, another object
+    assert again == text and again is not text
+    for chunk in (text, again, text[:40], again):
+        starts, found = pr_tables._headings_of(chunk)
+        assert all(m.string is chunk for m in found)
+        assert [m.group(2) for m in found] == [
+            h for h in ("2. Average Latency(ms)", "paddle") if h in chunk
+        ]
+        assert starts == [m.start() for m in found]

@@ -656,12 +656,16 @@ def _in_order(
 # A document of at least this many chunks (64 MiB, as PARALLEL_MIN_CHUNKS) is stored as it
 # is read (stream_document): its rows are never all held at once.
 STREAM_MIN_CHUNKS = 16
-# A streamed document's rows go to the store once this many are read. Written while the
-# workers parse, DuckDB's insert competes with them for the cores: parts of 262,144 rows
-# made a 100 MB log of tester lines 9 % slower (its 918,349 rows written in 2.4-2.9 s
-# rather than 1.25 s). At 1,048,576 a log up to about 100 MB is written once, as before,
-# and a 300 MB one (2.75 M rows) peaked at 1.24 GB rather than 1.53 GB, in the same time.
-STREAM_ROWS = 1 << 20
+# A streamed document's rows go to the store once this many bytes of them are read (in
+# Arrow: a tester line's row is 251 bytes, 111 of them its line; counted in bytes, not
+# rows, so that rows of long lines hold no more). A part is held while it is read and
+# again while DuckDB takes it in, so with the writer's memory bound (perfboard.db) it sets
+# the peak: a 1 GB log of tester lines (9.2 M rows) peaked at 1.03 GB in parts of 128 MiB
+# (about 530,000 of its rows), 1.68 GB before both. The price: a part written while the
+# workers parse competes with them for the cores (the 100 MB log's first part went in at
+# 2.5x the time a row of its last took), so a 100 MB log of tester lines, two parts
+# rather than one, takes 7-10 % longer. Writing from a thread of its own did not help.
+STREAM_BYTES = 128 << 20
 # Chunks each worker may have parsed ahead of the store (their rows held meanwhile).
 AHEAD = 4
 
@@ -702,8 +706,8 @@ def stream_document(
                 chunk = _packed(chunk)
             rows, lines, runs = combined.add(chunk)
             waiting.append((rows, lines, runs))
-            held += rows.records
-            if held >= STREAM_ROWS:
+            held += rows.nbytes
+            if held >= STREAM_BYTES:
                 yield Rows.placed(waiting)
                 waiting, held = [], 0
         if waiting:

@@ -618,6 +618,12 @@ class Rows:
         return self.measurements.num_rows
 
     @property
+    def nbytes(self) -> int:
+        """The bytes its tables hold."""
+        tables = (self.measurements, self.series, self.runs, self.events, self.passes)
+        return sum(t.nbytes for t in tables if t is not None)
+
+    @property
     def records(self) -> int:
         """Measurements, profile events and passes: whether a document held anything."""
         extra = [t.num_rows for t in (self.events, self.passes) if t is not None]

@@ -66,6 +66,7 @@ def connect(
         if not target.exists():
             raise FileNotFoundError(f"no database at {target}: run `make demo` or an ingest")
         return duckdb.connect(str(target), read_only=True)
+    memory = writer_memory_mb()  # a bad setting makes no store
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         _create(target)
@@ -79,8 +80,39 @@ def connect(
         raise
     with contextlib.suppress(OSError):
         writer_marker(target).unlink(missing_ok=True)
+    # Set, not given as connect()'s config: a connection with another config to the same
+    # file in this process (a test's, a script's) would then be refused.
+    conn.execute(f"SET memory_limit = '{memory}MiB'")  # a checked whole number
     migrate(conn)
     return _reading_arrow_by_name(conn)
+
+
+# What DuckDB may keep in memory for a writer of a file store, in MiB: its buffer pool,
+# which holds a transaction's new rows until they are written, a results file's staging
+# table, the pages it read. By default DuckDB may keep 80 % of the machine's memory, and
+# it kept what a large ingest wrote: a 1 GB log of tester lines peaked at 1.68 GB, and
+# at 1.03 GB with this bound and ingest.documents' parts of 128 MiB. Past the bound DuckDB
+# writes pages out to the store's file (or its .tmp folder) and reads them back when it
+# needs them. 256 MiB made that log 0.80 GB, but a results file of 1 M rows 60 % slower
+# (its staging table written out: 0.40 of read_json; 0.58 at 512). A lake's writer keeps
+# DuckDB's default: its database is in memory, and what it would write out would go to
+# the working directory.
+WRITER_MEMORY_MB = 512
+_LEAST_MEMORY_MB = 64  # at 4 MiB DuckDB ran out making a table of 3 M rows; 16 did
+
+
+def writer_memory_mb() -> int:
+    """PERFBOARD_WRITER_MEMORY_MB if set (a StoreError if it is no whole number of MiB
+    from 64), else WRITER_MEMORY_MB."""
+    configured = os.environ.get("PERFBOARD_WRITER_MEMORY_MB", "").strip()
+    if not configured:
+        return WRITER_MEMORY_MB
+    if not configured.isdigit() or int(configured) < _LEAST_MEMORY_MB:
+        raise StoreError(
+            f"PERFBOARD_WRITER_MEMORY_MB={configured!r}: give the MiB a writer's DuckDB may"
+            f" keep, a whole number from {_LEAST_MEMORY_MB}"
+        )
+    return int(configured)
 
 
 def _reading_arrow_by_name(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

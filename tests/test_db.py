@@ -44,6 +44,41 @@ def test_a_database_newer_than_the_code_is_refused(db_path: Path) -> None:
         db.migrate(conn)
 
 
+def memory_limit(conn: duckdb.DuckDBPyConnection) -> str:
+    return conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+
+def test_a_writer_keeps_little_memory_and_a_reader_duckdbs_default(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DuckDB's default (80 % of the machine) let a large ingest keep what it wrote.
+    monkeypatch.delenv("PERFBOARD_WRITER_MEMORY_MB", raising=False)
+    writer = db.open_store(db_path)
+    assert memory_limit(writer) == "512.0 MiB"
+    writer.close()
+    reader = db.open_store(db_path, read_only=True)
+    assert memory_limit(reader) != "512.0 MiB"
+    reader.close()
+    monkeypatch.setenv("PERFBOARD_WRITER_MEMORY_MB", "1024")
+    writer = db.open_store(db_path)
+    assert memory_limit(writer) == "1.0 GiB"
+    # Another connection to the same file in this process, without perfboard's settings
+    other = duckdb.connect(str(db_path))
+    assert other.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] > 0
+    other.close()
+    writer.close()
+
+
+@pytest.mark.parametrize("value", ["1GB", "10", "-5", "many"])
+def test_a_bad_writer_memory_is_refused_and_makes_no_store(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("PERFBOARD_WRITER_MEMORY_MB", value)
+    with pytest.raises(db.StoreError, match=f"PERFBOARD_WRITER_MEMORY_MB='{value}'.* from 64"):
+        db.open_store(db_path)
+    assert not db_path.exists()
+
+
 def test_read_only_open_of_a_missing_store_says_how_to_build_one(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="make demo"):
         db.connect(tmp_path / "none.duckdb", read_only=True)

@@ -45,7 +45,7 @@ def snapshot(store: Path) -> dict[str, list[tuple]]:
 def small_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(documents, "CHUNK_BYTES", 32 * 1024)
     monkeypatch.setattr(documents, "STREAM_MIN_CHUNKS", 2)
-    monkeypatch.setattr(documents, "STREAM_ROWS", 50)
+    monkeypatch.setattr(documents, "STREAM_BYTES", 8 * 1024)
     monkeypatch.setattr(documents, "PARALLEL_MIN_CHUNKS", 2)
 
 
@@ -106,6 +106,21 @@ def test_a_streamed_document_read_by_worker_processes_is_stored_as_one_read_whol
     one, other = stores
     assert len(one["measurements"]) > 1000
     assert other == one
+
+
+def test_a_streamed_documents_parts_are_bounded_in_bytes(
+    tmp_path: Path, small_sizes: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A part goes to the store once STREAM_BYTES of rows are read: each holds that and at
+    # most one chunk's rows more (here a chunk's rows, about 75 KiB, are under the bound).
+    bound = 150 * 1024
+    monkeypatch.setattr(documents, "STREAM_BYTES", bound)
+    log = write_tester_log(tmp_path / "tester.log", 2000, 6.0)
+    parts = list(documents.stream_document(log, "auto", DocMeta(uri="tester.log")).parts)
+    assert len(parts) >= 3
+    assert all(bound <= p.nbytes < 2 * bound for p in parts[:-1])
+    lines = [line for p in parts for line in p.measurements["line"].to_pylist()]
+    assert lines == list(range(1, 2001))
 
 
 def write_tester_log(path: Path, lines: int, ms: float) -> Path:

@@ -112,7 +112,7 @@ def test_a_streamed_documents_parts_are_bounded_in_bytes(
     tmp_path: Path, small_sizes: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A part goes to the store once STREAM_BYTES of rows are read: each holds that and at
-    # most one chunk's rows more (here a chunk's rows, about 75 KiB, are under the bound).
+    # most one chunk's rows more (here a chunk's rows, about 80 KiB, are under the bound).
     bound = 150 * 1024
     monkeypatch.setattr(documents, "STREAM_BYTES", bound)
     log = write_tester_log(tmp_path / "tester.log", 2000, 6.0)

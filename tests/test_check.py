@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import git
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from ingest.results import write_records
 from perfboard import db, settings
 from perfboard.check import MARKER
 from perfboard.cli import main
-from tests.conftest import ROOT, ingest
+from tests.conftest import ROOT, ingest, rows
 from tests.github_fake import FakeGitHub
 from tests.test_results import RECORD
 
@@ -109,14 +108,6 @@ def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str
 
 def by_batch(report: dict) -> dict[int, dict]:
     return {s["params"]["batch_size"]: s for s in report["series"]}
-
-
-def rows(store: Path, sql: str) -> list[tuple]:
-    conn = duckdb.connect(str(store), read_only=True)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
 
 
 # -- the verdicts ----------------------------------------------------------------------------

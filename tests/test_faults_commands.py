@@ -28,7 +28,7 @@ import pytest
 from perfboard import alerts, queries, ui
 from scripts.bench_git import make_repo
 from tests import fault_tools as ft
-from tests.conftest import ingest, sample_path
+from tests.conftest import ingest, rows, sample_path
 from tests.github_fake import FakeGitHub
 from tests.test_alerts import nightly
 from tests.test_app import run_page
@@ -42,14 +42,6 @@ class Reference:
     clean: ft.Timed
     view: ft.StoreView
     tables: dict[str, list[tuple]]
-
-
-def rows(path: Path, sql: str, params: list[object] | None = None) -> list[tuple]:
-    conn = duckdb.connect(str(path), read_only=True)
-    try:
-        return conn.execute(sql, params or []).fetchall()
-    finally:
-        conn.close()
 
 
 def differences(store: Path, reference: Reference, tables: tuple[str, ...]) -> list[str]:

@@ -36,6 +36,7 @@ from ingest.results import write_records
 from perfboard import db
 from tests import fault_tools as ft
 from tests.conftest import ingest, sample_path
+from tests.conftest import rows as store_rows
 
 # Documents of the concurrency tests that the kill corpus does not hold.
 EXTRA = "paddle-pr-22486_2020-02-07_nhzlx_description.md"
@@ -561,14 +562,6 @@ RECORD = {
     "time": "2019-12-24T00:00:00Z",
     "value": 8.0,
 }
-
-
-def store_rows(path: Path, sql: str, params: list[Any] | None = None) -> list[tuple]:
-    conn = duckdb.connect(str(path), read_only=True)
-    try:
-        return conn.execute(sql, params or []).fetchall()
-    finally:
-        conn.close()
 
 
 def test_values_no_measurement_can_have_are_problems_in_a_results_file(

@@ -17,6 +17,7 @@ from ingest import github
 from ingest.cli import main
 from perfboard import db, github_api, queries
 from tests.conftest import ROOT, sample_path
+from tests.conftest import rows as stored
 from tests.github_fake import FakeGitHub
 
 REPO = "PaddlePaddle/Paddle"
@@ -58,14 +59,6 @@ def answer(fake: FakeGitHub, path: str, **params: object) -> Any:
 def write_json(path: Path, data: object) -> Path:
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path
-
-
-def stored(db_file: Path, sql: str, params: list[object] | None = None) -> list[tuple]:
-    conn = duckdb.connect(str(db_file), read_only=True)
-    try:
-        return conn.execute(sql, params or []).fetchall()
-    finally:
-        conn.close()
 
 
 def pulls_in(db_file: Path) -> list[tuple]:

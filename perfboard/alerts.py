@@ -292,12 +292,12 @@ def _whole(
         " GROUP BY series_id ORDER BY series_id",
         params,
     ).fetchall()
-    table = cursor.sql(
+    # Straight into numpy: by way of an Arrow table the 9.1 M points peaked 50 MB higher.
+    read = cursor.sql(
         f"SELECT {_COLUMNS} FROM measurements m {scope} ORDER BY m.series_id, {_ORDER}",
         params=params,
-    ).to_arrow_table()
-    values, rowids = table.column("value").to_numpy(), table.column("rowid").to_numpy()
-    del table
+    ).fetchnumpy()
+    values, rowids = read["value"], read["rowid"]
     points, start = [], 0
     for series_id, count in counts:
         end = start + count
@@ -378,7 +378,7 @@ def _appended_tails(
         total, new = totals.get(series_id, 0), news.get(series_id, 0)
         if not new or total - new != points or late.get(series_id, detected_at) > detected_at:
             continue
-        table = cursor.sql(
+        read = cursor.sql(
             f"""
             SELECT {_COLUMNS}, source_id FROM measurements m
             WHERE m.series_id = $id AND {_OK}
@@ -389,17 +389,16 @@ def _appended_tails(
             ORDER BY {_ORDER}
             """,
             params={"id": series_id, "at": at, "source": source_id, "line": line},
-        ).to_arrow_table()
+        ).fetchnumpy()
         # The points from the tail on are the old ones, then all the new ones: else a new
         # point sorts among the old (a document measured earlier), and all are examined.
-        sources = table.column("source_id").to_numpy()
-        is_new = np.isin(sources, appended)
-        old = table.num_rows - new
-        if table.num_rows != total - start or is_new[:old].any() or not is_new[old:].all():
+        is_new = np.isin(read["source_id"], appended)
+        count = len(is_new)
+        old = count - new
+        if count != total - start or is_new[:old].any() or not is_new[old:].all():
             continue
         keep_from = windows.kept_before(points, MIN_SEGMENT)
-        values, rowids = table.column("value").to_numpy(), table.column("rowid").to_numpy()
-        tails.append(_Points(series_id, values, rowids, start, keep_from))
+        tails.append(_Points(series_id, read["value"], read["rowid"], start, keep_from))
     return tails
 
 

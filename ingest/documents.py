@@ -660,8 +660,9 @@ STREAM_MIN_CHUNKS = 16
 # Arrow: a tester line's row is 251 bytes, 111 of them its line; counted in bytes, not
 # rows, so that rows of long lines hold no more). A part is held while it is read and
 # again while DuckDB takes it in, so with the writer's memory bound (perfboard.db) it sets
-# the peak: a 1 GB log of tester lines (9.2 M rows) peaked at 1.03 GB in parts of 128 MiB
-# (about 530,000 of its rows), 1.68 GB before both. The price: a part written while the
+# what the store's writing holds: over a 2 GB log of tester lines (18 M rows, parts of
+# about 530,000) the process sat at 0.6-0.96 GB, not growing (1.68 GB at 1 GB before
+# both). Parts of 64 MiB held no less at 300 MB. The price: a part written while the
 # workers parse competes with them for the cores (the 100 MB log's first part went in at
 # 2.5x the time a row of its last took), so a 100 MB log of tester lines, two parts
 # rather than one, takes 7-10 % longer. Writing from a thread of its own did not help.

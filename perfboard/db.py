@@ -91,7 +91,8 @@ def connect(
 # which holds a transaction's new rows until they are written, a results file's staging
 # table, the pages it read. By default DuckDB may keep 80 % of the machine's memory, and
 # it kept what a large ingest wrote: a 1 GB log of tester lines peaked at 1.68 GB, and
-# at 1.03 GB with this bound and ingest.documents' parts of 128 MiB. Past the bound DuckDB
+# at 0.95 GB with this bound, ingest.documents' parts of 128 MiB and a detection that
+# reads 16 bytes a point (perfboard.alerts). Past the bound DuckDB
 # writes pages out to the store's file (or its .tmp folder) and reads them back when it
 # needs them. 256 MiB made that log 0.80 GB, but a results file of 1 M rows 60 % slower
 # (its staging table written out: 0.40 of read_json; 0.58 at 512). A lake's writer keeps

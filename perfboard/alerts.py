@@ -169,11 +169,11 @@ def _examine(task: tuple[np.ndarray, float, float]) -> detect.Examined:
 
 
 # The order of a series' points. Detection reads each point's value and its row (DuckDB's
-# rowid, which a DuckLake keeps too); the rest of a point (its version, time, source and
-# line) is read afterwards for the few points a finding or a series' tail names
-# (_located). Reading all of them for every point held 43 bytes a point where these hold
-# 16: a 1 GB log's 9.1 M-point series peaked at 1.24 GB in its detection, 0.39 GB of it
-# that table.
+# rowid, which a DuckLake keeps too; _whole says why the rows hold still); the rest of a
+# point (its version, time, source and line) is read afterwards for the few points a
+# finding or a series' tail names (_located). Reading all of them for every point held 43
+# bytes a point where these hold 16: a 1 GB log's 9.1 M-point series peaked at 1.20 GB in
+# its detection, 0.39 GB of it that table.
 _ORDER = "measured_at NULLS FIRST, source_id, line"
 _COLUMNS = "value, rowid"
 _OK = "status = 'ok' AND isfinite(value)"
@@ -285,8 +285,10 @@ def _whole(
         WHERE {_OK} AND ($ids IS NULL OR list_contains($ids, m.series_id))
           AND ($project IS NULL OR m.series_id IN
                (SELECT series_id FROM series WHERE project = $project))"""
-    # Each series' count, then the points of all in series order: the two read in one
-    # transaction (detect_store's), so they agree.
+    # Each series' count, then the points of all in series order. The two (and _located
+    # after) are statements of a cursor, each its own snapshot; they agree because no one
+    # else writes meanwhile: a file store has one writer, and on a lake detect_store
+    # holds the writers' lock (and a lake keeps a row's rowid when it moves between files).
     counts = cursor.execute(
         f"SELECT series_id, count(*) FROM measurements m {scope}"
         " GROUP BY series_id ORDER BY series_id",

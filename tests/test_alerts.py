@@ -422,3 +422,11 @@ def test_bulk_triage_sets_every_alert_in_one_transaction(store: Path) -> None:
     conn.close()
     assert rows == [(k, "acknowledged", "both seen on P4") for k in sorted(keys)]
     assert logged == (2,)
+
+
+def test_a_position_before_an_appends_points_names_no_row() -> None:
+    # An append reads a long series from its tail on: position 65,536 is its first point.
+    tail = alerts._Points(7, np.array([9.5, 8.4]), np.array([120, 121]), first=65_536)
+    assert (tail.n, tail.rowid(65_536), tail.rowid(65_537)) == (65_538, 120, 121)
+    with pytest.raises(IndexError, match="before the points read"):
+        tail.rowid(65_535)  # as a numpy index, -1: row 121, silently

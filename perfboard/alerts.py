@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -422,10 +423,15 @@ def _stored_before(cursor: duckdb.DuckDBPyConnection, tails: list[_Points]) -> i
 def _rows_named(s: _Points, kept: list[windows.Finding]) -> Iterator[int]:
     """The rows _noise_row and _change_row read of a series: its tail's, and each
     finding's sides."""
-    if s.n > windows.WINDOW:
-        yield s.rowid(windows.reread_from(s.n))
+    if (tail := _tail_start(s)) is not None:
+        yield s.rowid(tail)
     for f in kept:
         yield from (s.rowid(p) for p in _sides(s, f))
+
+
+def _tail_start(s: _Points) -> int | None:
+    """Where an append to a long series re-reads from; None for a series of one window."""
+    return windows.reread_from(s.n) if s.n > windows.WINDOW else None
 
 
 def _sides(s: _Points, f: windows.Finding) -> tuple[int, int]:
@@ -438,15 +444,12 @@ def _located(conn: duckdb.DuckDBPyConnection, rowids: list[int]) -> _Located:
     """The version, time, source and line of these rows, in one scan."""
     if not rowids:
         return {}
-    cursor = db.cursor(conn)
-    try:
+    with closing(db.cursor(conn)) as cursor:
         rows = cursor.execute(
             "SELECT rowid, version, measured_at, source_id, line FROM measurements"
             " WHERE rowid IN (SELECT unnest($rowids))",
             {"rowids": sorted(set(rowids))},
         ).fetchall()
-    finally:
-        cursor.close()
     return {rowid: (version, at, source_id, line) for rowid, version, at, source_id, line in rows}
 
 
@@ -472,10 +475,9 @@ def _noise_row(
         "detected_at": now,
         "min_change_pct": min_change,
     }
-    if s.n > windows.WINDOW:
-        row["tail_start"] = windows.reread_from(s.n)
-        _, at, source_id, line = located[s.rowid(windows.reread_from(s.n))]
-        row.update(tail_measured_at=at, tail_source_id=source_id, tail_line=line)
+    if (tail := _tail_start(s)) is not None:
+        _, at, source_id, line = located[s.rowid(tail)]
+        row.update(tail_start=tail, tail_measured_at=at, tail_source_id=source_id, tail_line=line)
     return row
 
 

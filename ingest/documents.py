@@ -314,7 +314,8 @@ class ChunkResult:
 # Where a run of one parser's lines begins: a cut just before one splits nothing. A
 # predictor's pass sequence restarts its order at ir_graph_build_pass (cut inside, the
 # second half would be a run of its own, its orders from 0); trtexec prints "&&&& RUNNING"
-# before a run; vLLM's result block opens with its banner.
+# before a run; vLLM's result block opens with its banner; an inference demo's report, whose
+# lines its summary reads, with its first rule (behind any log prefix).
 # The lines below may follow a CI runner's timestamp (ingest.text.CI_STAMP): the cuts are
 # planned on the file's bytes, before chunk_text removes the stamps. These patterns are
 # compiled where they are used, once (re's cache keeps them): only a document of more than
@@ -324,14 +325,16 @@ _RUN_START = (
     rb"\n(?="
     + _STAMP
     + rb"(?:--- Running analysis \[ir_graph_build_pass\]|&&&& RUNNING "
-    + rb"|=+ Serving Benchmark Result))"
+    + rb"|=+ Serving Benchmark Result"
+    + rb"|[^\n]*?-{10,} (?:Model info|REPORT START) -{10,}))"
 )
 # A line read with those above it, never the first of a chunk: a pass's subgraph count,
-# and the second and third lines of Paddle's PrintTime (ingest.parsers.latency).
+# the second and third lines of Paddle's PrintTime, and a demo's QPS under its latency
+# (ingest.parsers.latency).
 _CONTINUES = (
     _STAMP
     + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?"
-    + rb"(?:--- [ \t]?detected \d|=+ (?:batch_size: \d+, iterations|batch latency:))"
+    + rb"(?:--- [ \t]?detected \d|=+ (?:batch_size: \d+, iterations|batch latency:)|QPS: \d)"
 )
 # PrintTime's first two lines. The threads of one test print theirs side by side, so a
 # first line right below either of them is inside the same block of records.

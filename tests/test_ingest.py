@@ -327,6 +327,28 @@ def test_paddle_print_time_is_never_cut_from_the_lines_above_it(tmp_path: Path) 
         assert [key(m) for m in chunked.measurements] == [key(m) for m in whole.measurements]
 
 
+@pytest.mark.parametrize("report", ["cpp-inference-demo_trt-fp16.log", "tensorflow-report.log"])
+def test_a_demo_report_is_never_cut_from_its_summary(tmp_path: Path, report: str) -> None:
+    """A demo summary takes its model, device and settings from the report above it, and
+    the REPORT form its QPS from the line below: a chunk never starts inside one (a glog
+    log of reports has no blank line to cut at)."""
+    from tests.parsers.test_latency import DEMO_REPORTS
+
+    text = (DEMO_REPORTS / report).read_text(encoding="utf-8")
+    records = [text.replace("Batch size: 1", f"Batch size: {k}") for k in (1, 2, 4, 8)]
+    path = tmp_path / "demo.log"
+    path.write_text("".join(records) * 30, encoding="utf-8")
+    meta = DocMeta(uri="demo.log")
+    whole = read_document(path, "auto", meta).found
+    assert {m.params["batch_size"] for m in whole.measurements} == {1, 2, 4, 8}
+    assert all(m.benchmark and m.device == "GPU" for m in whole.measurements)
+    key = lambda m: (m.line, m.metric, m.value, m.device, m.params, m.samples)  # noqa: E731
+    size = len(text)
+    for chunk_bytes in range(size, 2 * size, 53):  # cuts at every line of a report
+        chunked = read_document(path, "auto", meta, chunk_bytes=chunk_bytes).found
+        assert [key(m) for m in chunked.measurements] == [key(m) for m in whole.measurements]
+
+
 def _event_rows(found: object) -> list[tuple]:
     """(line, event, calls, total) of every profile event, objects and blocks alike."""
     from ingest import bulk

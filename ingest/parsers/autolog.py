@@ -68,6 +68,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.parsers import cells
 from ingest.parsers.cells import NUMBER
 from ingest.parsers.scan import hits
 from ingest.text import DocText
@@ -234,7 +235,7 @@ def _take(report: _Report, key: str, value: str) -> None:
     elif key == "precision":
         report.params["precision"] = value.lower()
     elif key in _BOOL_PARAMS:
-        flag = _bool(value)
+        flag = cells.flag(value)
         if flag is not None:
             report.params[_BOOL_PARAMS[key]] = flag
     elif key in _INT_PARAMS:
@@ -252,15 +253,6 @@ def _take(report: _Report, key: str, value: str) -> None:
 
 def _basename(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-
-
-def _bool(value: str) -> bool | None:
-    low = value.lower()
-    if low in ("true", "1"):
-        return True
-    if low in ("false", "0"):
-        return False
-    return None
 
 
 def _int(value: str) -> int | None:

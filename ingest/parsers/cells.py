@@ -190,6 +190,17 @@ def dimension_value(cell: str) -> int | float | None:
     return int(number) if number.is_integer() else number
 
 
+def flag(value: str) -> bool | None:
+    """A setting's true/false as a log prints it (C++ prints 1/0); anything else (None, a
+    word) is no setting."""
+    low = value.lower()
+    if low in ("true", "1"):
+        return True
+    if low in ("false", "0"):
+        return False
+    return None
+
+
 def is_empty_cell(cell: str) -> bool:
     return cell.strip().lower() in _EMPTY_CELLS
 

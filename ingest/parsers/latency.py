@@ -9,8 +9,16 @@ Three forms are read:
   since 2019 (tester_helper.h): ``====== threads: 4, thread id: 2 ======``, ``======
   batch_size: 8, iterations: 5, repetitions: 10 ======`` and ``====== batch latency:
   40.1ms, number of samples: 40, sample latency: 5.0125ms, fps: 199.5 ======``;
-- the inference demo summary ``Average latency(ms): 22.1658, QPS: 45.1145`` with a
-  ``Model name: ..., Batch size: ..., device: ..., thread num: ...`` line shortly above.
+- the inference demo summary ``Average latency(ms): 22.1658, QPS: 45.1145`` (or its QPS
+  alone on the next line) under the report its benchmark scripts print above it: a
+  ``Model name: ...`` line, then the other lines of its "Model info", "Data info" and
+  "Conf info" sections, glog- or logging-prefixed or bare. Paddle's C++ demos
+  (``LOG(INFO) << "Batch size: " << ...``), PaddleTest's Python ones and their TensorFlow
+  and PyTorch counterparts print ``Model name: resnet50``, ``Batch size: 1, Num of
+  samples: 1000``, ``device: gpu, ir_optim: true``, ``enable_tensorrt: true``,
+  ``precision: fp16``, ``cpu_math_library_num_threads: 4`` (or ``Thread num: 2``), each on
+  its own line; older copies put them on the model's line (``Model name: ernie, Batch
+  size: 1, device: GPU, thread num: 1``).
 
 Decisions:
 
@@ -27,6 +35,12 @@ Decisions:
   would be one.
 - Times are normalised to ms; the demo's QPS becomes metric ``"throughput"`` in samples/s
   (direction higher).
+- A demo's report, from its model's line down to the summary (within DEMO_CONTEXT_LINES
+  lines), gives the device and the params that tell one configuration from another
+  (batch_size, threads, precision, enable_tensorrt, enable_mkldnn, enable_xla, ir_optim:
+  the names ingest.parsers.autolog gives the same settings, threads as the demo's
+  "thread num" always was) and the latency's samples ("Num of samples"). Without them an
+  FP16 run and an FP32 one, or every batch size of a sweep, would be one series.
 - The glog prefix has no year: it comes from ``doc.meta.created_at``, one year earlier when
   the glog month is after the document's month (a January comment quoting a December log).
   glog prints local time of an unknown zone, so ``measured_at`` is naive. Without a
@@ -59,9 +73,10 @@ import numpy as np
 
 from ingest import columns
 from ingest.columns import MeasurementBlock
+from ingest.parsers import cells
 from ingest.parsers.cells import NUMBER
 from ingest.text import DocText, LineIndex
-from perfboard.model import Item, Measurement, Problem
+from perfboard.model import Item, Measurement, ParamValue, Problem
 from perfboard.units import ABSURD_MS, Quantity, UnitError, normalise
 
 NAME = "latency"
@@ -766,24 +781,46 @@ def _demo_line(
         return
     context = _demo_context(doc.text, start)
     yield _demo_latency(value, context, number, line)
-    if m.group("qps") is None:
+    if m.group("qps") is not None:
+        qps, qps_line, qps_number, qps_end = m.group("qnum"), line, number, m.end("qnum")
+    elif _at_line_end(line, m.end("num")) and (below := _qps_below(doc.text, start + len(line))):
+        qps_line, qps = below  # its own line: the REPORT form prints "QPS: ..." under it
+        qps_number, qps_end = number + 1, len(qps_line)
+    else:
         return
-    qps = m.group("qnum")
     try:
-        if not qps or (qps.endswith(".") and _at_line_end(line, m.end("qnum"))):
+        if not qps or (qps.endswith(".") and _at_line_end(qps_line, qps_end)):
             raise UnitError(f"QPS value {qps!r} is missing or cut")
         q = normalise(float(qps), "qps")
     except UnitError as e:
-        yield Problem(number, f"demo summary: {e}", line, NAME)
+        yield Problem(qps_number, f"demo summary: {e}", qps_line, NAME)
         return
-    yield _demo_throughput(q, context, number, line)
+    yield _demo_throughput(q, context, qps_number, qps_line)
 
 
-_DemoContext = tuple[str, str, dict[str, Any]]  # a demo summary's benchmark, device and params
+# A demo's QPS alone on the line under its latency ("QPS: 400.0", behind a log prefix or
+# not), as the REPORT form of the benchmark scripts prints it.
+_QPS_LINE = re.compile(r"(?<![A-Za-z_])QPS\s*:\s*(?P<qnum>" + _NUM + r")?[ \t]*")
+
+
+def _qps_below(text: str, line_end: int) -> tuple[str, str | None] | None:
+    """The line under a demo summary and its QPS, when that line ends with one."""
+    if line_end >= len(text):
+        return None
+    below_end = text.find("\n", line_end + 1)
+    below = text[line_end + 1 : below_end if below_end >= 0 else len(text)]
+    found = _QPS_LINE.search(below)
+    if found is None or found.end() != len(below):
+        return None
+    return below, found.group("qnum")
+
+
+# A demo summary's benchmark, device, params, and the samples of its latency.
+_DemoContext = tuple[str, str, dict[str, Any], int | None]
 
 
 def _demo_latency(value: tuple[float, str], context: _DemoContext, number: int, line: str) -> Item:
-    benchmark, device, params = context
+    benchmark, device, params, samples = context
     return Measurement(
         benchmark=benchmark,
         metric="latency",
@@ -791,6 +828,7 @@ def _demo_latency(value: tuple[float, str], context: _DemoContext, number: int, 
         unit=value[1],
         device=device,
         params=params,
+        samples=samples,
         stats={"statistic": "average"},
         line=number,
         raw=line,
@@ -798,7 +836,7 @@ def _demo_latency(value: tuple[float, str], context: _DemoContext, number: int, 
 
 
 def _demo_throughput(q: Quantity, context: _DemoContext, number: int, line: str) -> Item:
-    benchmark, device, params = context
+    benchmark, device, params, _ = context
     return Measurement(
         benchmark=benchmark,
         metric="throughput",
@@ -834,8 +872,8 @@ def _fast_demo(
 
 
 def _demo_context(text: str, line_start: int) -> _DemoContext:
-    """Benchmark, device and params from the nearest "Model name:" line above the summary,
-    within DEMO_CONTEXT_LINES lines.
+    """Benchmark, device, params and samples from the report above the summary: from the
+    nearest "Model name:" line, within DEMO_CONTEXT_LINES lines, down to the summary.
 
     The last "Model name" in the 4 KiB above is that line when at most DEMO_CONTEXT_LINES
     line ends lie between; none there, the lines above are walked only when those 4 KiB
@@ -845,7 +883,7 @@ def _demo_context(text: str, line_start: int) -> _DemoContext:
     at = text.rfind("Model name", near, line_start)
     if at >= 0:
         if text.count("\n", at, line_start) > DEMO_CONTEXT_LINES:
-            return "", "", {}
+            return "", "", {}, None
     elif near and text.count("\n", near, line_start) <= DEMO_CONTEXT_LINES:
         window = line_start
         for _ in range(DEMO_CONTEXT_LINES):
@@ -854,24 +892,54 @@ def _demo_context(text: str, line_start: int) -> _DemoContext:
             window = text.rfind("\n", 0, window - 1) + 1
         at = text.rfind("Model name", window, line_start)
     if at < 0:
-        return "", "", {}
-    end = text.find("\n", at)
-    benchmark, device, params = _model_line(text[at : end if end >= 0 else len(text)])
-    return benchmark, device, dict(params)
+        return "", "", {}, None
+    benchmark, device, params, samples = _demo_report(text[at:line_start])
+    return benchmark, device, dict(params), samples
 
 
-@functools.lru_cache(maxsize=256)  # a sweep prints the same few "Model name" lines
-def _model_line(line: str) -> tuple[str, str, tuple[tuple[str, int], ...]]:
-    pairs = _key_values(line)
-    params: list[tuple[str, int]] = []
-    for key, name in (("batch_size", "batch_size"), ("thread_num", "threads")):
-        number = _number(pairs.get(key, ""))
+# The settings of a demo's report that tell one configuration from another, by the key
+# its lines print (lower case, "_" for spaces), and the param each one is stored as.
+_DEMO_INTS = {
+    "batch_size": "batch_size",
+    "thread_num": "threads",
+    "cpu_math_library_num_threads": "threads",  # the C++ demos' CPU threads
+}
+_DEMO_FLAGS = ("enable_tensorrt", "enable_mkldnn", "enable_xla", "ir_optim")
+_DEMO_TEXTS = {"precision": "precision", "trt_precision": "precision"}
+# One "key: value" of a report line, wherever its log prefix ends: only these keys.
+_DEMO_SETTING = re.compile(
+    r"(?<![A-Za-z0-9_])(model[ _]name|batch[ _]size|thread[ _]num|num[ _]of[ _]samples|device"
+    r"|cpu_math_library_num_threads|enable_tensorrt|enable_mkldnn|enable_xla|ir_optim"
+    r"|trt_precision|precision)\s*:\s*([^,\n]*)",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=256)  # a sweep prints the same few reports
+def _demo_report(report: str) -> tuple[str, str, tuple[tuple[str, ParamValue], ...], int | None]:
+    """What a report (its "Model name" line to the summary's) says; a later line's
+    setting over an earlier one's."""
+    settings = {
+        "_".join(key.lower().split()): value.strip() for key, value in _DEMO_SETTING.findall(report)
+    }
+    params: dict[str, ParamValue] = {}
+    for key, name in _DEMO_INTS.items():
+        number = _number(settings.get(key, ""))
         if isinstance(number, int):
-            params.append((name, number))
-    device = pairs.get("device", "")
+            params[name] = number
+    for key in _DEMO_FLAGS:
+        flag = cells.flag(settings.get(key, ""))
+        if flag is not None:
+            params[key] = flag
+    for key, name in _DEMO_TEXTS.items():
+        if settings.get(key, "").lower() not in ("", "none"):
+            params[name] = settings[key]
+    samples = _number(settings.get("num_of_samples", ""))
+    device = settings.get("device", "")
     # "cpu" / "gpu" as the other formats spell devices; anything longer as written.
     return (
-        pairs.get("model_name", ""),
+        settings.get("model_name", ""),
         device.upper() if len(device) <= 4 else device,
-        tuple(params),
+        tuple(params.items()),
+        samples if isinstance(samples, int) else None,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -453,6 +454,90 @@ def test_demo_summary_ignores_a_model_line_too_far_above() -> None:
     text = "Model name: ernie, Batch size: 1, device: cpu, thread num: 2\n" + "x\n" * 25
     lat, _ = parse_text(text + "Average latency(ms): 22.1658, QPS: 45.1145")
     assert (lat.benchmark, lat.device, lat.params, lat.line) == ("", "", {}, 27)
+
+
+# The reports the demos' benchmark scripts print above their summary (README there).
+DEMO_REPORTS = Path(__file__).resolve().parent.parent / "fixtures" / "demo_reports"
+
+
+def demo_report(name: str) -> list:
+    return parse_text((DEMO_REPORTS / name).read_text(encoding="utf-8"))
+
+
+def test_a_cpp_demo_report_gives_its_settings_to_the_summary() -> None:
+    (lat,) = demo_report("cpp-inference-demo_trt-fp16.log")
+    assert (lat.benchmark, lat.metric, lat.value, lat.unit) == (
+        "fcn_hrnetw18_small_v1", "latency", 18.4721, "ms"
+    )  # fmt: skip
+    assert lat.device == "GPU"
+    assert lat.params == {
+        "batch_size": 1,
+        "ir_optim": True,
+        "enable_tensorrt": True,
+        "precision": "fp16",
+    }
+    assert (lat.samples, lat.line) == (100, 12)
+
+
+def test_a_python_demo_report_through_logging() -> None:
+    found = measurements(demo_report("python-benchmark_trt-fp32-int8.log"))
+    lat, qps = found[2:]  # the INT8 run, after the FP32 one
+    want = {"batch_size": 8, "enable_tensorrt": True, "enable_xla": False, "precision": "int8"}
+    for m in (lat, qps):
+        assert (m.benchmark, m.device, m.params, m.line) == ("resnet50", "GPU", want, 22)
+    assert (lat.value, lat.samples) == (4.0561, 1000)
+    assert (qps.metric, qps.value, qps.unit, qps.samples) == (
+        "throughput",
+        1972.34,
+        "samples/s",
+        None,
+    )
+
+
+def test_the_report_form_reads_the_qps_on_the_line_under_the_latency() -> None:
+    lat, qps = demo_report("tensorflow-report.log")
+    want = ("mobilenet", "GPU", {"batch_size": 1, "threads": 2})
+    assert (lat.benchmark, lat.device, lat.params) == want
+    assert (qps.benchmark, qps.device, qps.params) == want
+    assert (lat.value, lat.samples, lat.line) == (2.4877548217773438, 10, 7)
+    assert (qps.value, qps.line, qps.raw) == (401.9690212431476, 8, "QPS: 401.9690212431476")
+
+
+def test_fp32_and_int8_runs_of_one_log_are_two_series() -> None:
+    found = measurements(demo_report("python-benchmark_trt-fp32-int8.log"))
+    latencies = [(m.params["precision"], m.value) for m in found if m.metric == "latency"]
+    assert latencies == [("fp32", 9.8712), ("int8", 4.0561)]
+    assert len({m.series_key() for m in found}) == 4
+
+
+@pytest.mark.parametrize(
+    ("below", "want"),
+    [
+        ("QPS: 45.", "cut"),  # a Problem of the QPS line, the latency kept
+        ("QPS: 45 (peak)", None),  # not the summary's QPS: nothing more read
+        ("QPS: 45.1, P99 latency: 30 ms", None),
+    ],
+)
+def test_a_qps_line_under_a_summary_is_read_only_when_it_ends_with_its_value(
+    below: str, want: str | None
+) -> None:
+    items = parse_text("Model name: ernie\nAverage latency(ms): 22.1658\n" + below + "\n")
+    (lat,) = measurements(items)
+    assert (lat.value, lat.line) == (22.1658, 2)
+    if want is None:
+        assert not problems(items)
+    else:
+        (p,) = problems(items)
+        assert (p.line, p.raw) == (3, below) and want in p.reason
+
+
+def test_a_report_setting_the_demo_does_not_print_as_a_setting_is_left_out() -> None:
+    text = (
+        "Model name: bert, cuda_device: 3, precision: None, enable_mkldnn: maybe\n"
+        "Average latency(ms): 22.1658, QPS: 45.1145\n"
+    )
+    lat, _ = parse_text(text)
+    assert (lat.device, lat.params) == ("", {})
 
 
 def test_demo_summary_cut_in_qps_keeps_the_latency() -> None:

@@ -94,8 +94,9 @@ def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
     runs.fill_phases(doc, found, contexts, doc_model)
     meta = doc.meta
     if measured is not None:
-        measured.template.project = meta.project
-        measured.template.version = meta.version or None
+        for template in measured.templates:
+            template.project = meta.project
+            template.version = meta.version or None
         if meta.created_at is not None:
             table = measured.table
             measured.table = table.set_column(
@@ -222,21 +223,26 @@ def _zeros(block: MeasurementBlock | TableBlock) -> np.ndarray:
 def _measurement_codes(
     block: MeasurementBlock, code: Callable[[tuple[object, ...] | None], int]
 ) -> np.ndarray:
-    """The run key code of each row: the few (benchmark, metric, statistic) of a block."""
+    """The run key code of each row (runs.record_key of its Measurement): one a distinct
+    (benchmark, metric, statistic, variant) of the block."""
     import pyarrow.compute as pc
 
-    t, table = block.template, block.table
+    templates, table = block.templates, block.table
     joined = pc.binary_join_element_wise(
         table["benchmark"],
         table["metric"],
         table["statistic"],
+        pa.array(block.variant_of_rows).cast(pa.large_string()),
         pa.scalar("\x1f", pa.large_string()),
     )
     combos = joined.combine_chunks().dictionary_encode()
     combo_codes = []
     for combo in combos.dictionary.to_pylist():
-        benchmark, metric, statistic = combo.split("\x1f")
-        combo_codes.append(code(("m", benchmark, t.task, metric, t.framework, (), None, statistic)))
+        benchmark, metric, statistic, variant = combo.split("\x1f")
+        t = templates[int(variant)]
+        params = tuple(sorted(t.params.items()))
+        key = ("m", benchmark, t.task, metric, t.framework, params, None, statistic or None)
+        combo_codes.append(code(key))
     return np.asarray(combo_codes, np.int64)[combos.indices.to_numpy()]
 
 

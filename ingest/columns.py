@@ -34,8 +34,8 @@ BLOCK_SCHEMA = pa.schema(
         ("measured_at", pa.timestamp("us")),
         ("benchmark", pa.large_string()),
         ("metric", pa.large_string()),
-        ("statistic", pa.large_string()),  # stats["statistic"]: part of a run's record key
-        ("stats", pa.large_string()),  # the stats as canonical JSON
+        ("statistic", pa.large_string()),  # stats["statistic"] ("": none): in a run's key
+        ("stats", pa.large_string()),  # the stats as canonical JSON (null: none)
     ]
 )
 
@@ -43,7 +43,11 @@ BLOCK_SCHEMA = pa.schema(
 @dataclass(slots=True)
 class MeasurementBlock:
     """Measurements of one parser read in bulk: a table of what varies, a template of what
-    every row shares (unit, task, direction, framework, device; empty params and testbed).
+    every row shares (unit, task, direction, framework, device, params; empty testbed).
+
+    Rows of several kinds (a demo summary's latency and throughput, each under the
+    settings of its report) have a template each: `variants`, and `variant` the index of
+    each row's. Without them every row is the template's.
 
     `first` and `end`: where its parser's own Measurement objects sit in Found.measurements
     (they and the block's rows are that parser's records, interleaved by line).
@@ -56,6 +60,20 @@ class MeasurementBlock:
     # Set by ingest.bulk when the block stays columnar: run numbers, and the fills a plain
     # log gets from its document (project, version, time).
     run: np.ndarray | None = field(default=None, repr=False)
+    variants: list[Measurement] = field(default_factory=list)
+    variant: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def templates(self) -> list[Measurement]:
+        """The template of each variant (the one template when there are none)."""
+        return self.variants or [self.template]
+
+    @property
+    def variant_of_rows(self) -> np.ndarray:
+        """Each row's index into `templates`."""
+        if self.variant is None:
+            return np.zeros(self.table.num_rows, np.int32)
+        return self.variant
 
     def shift(self, lines: int, runs: int) -> None:
         """Line and run numbers moved on (its chunk put in its place in the document)."""
@@ -72,12 +90,12 @@ class MeasurementBlock:
 
     def records(self) -> list[Measurement]:
         """The rows as the Measurement objects the parser's per-line path builds."""
-        t = self.template
+        templates = self.templates
         columns = {name: self.table[name].to_pylist() for name in self.table.column_names}
-        parsed: dict[str, dict[str, object]] = {}
+        parsed: dict[str | None, dict[str, object]] = {None: {}}
         out = []
         runs = self.run.tolist() if self.run is not None else [0] * self.table.num_rows
-        for line, raw, value, samples, warmup, at, benchmark, metric, stats, run in zip(
+        for line, raw, value, samples, warmup, at, benchmark, metric, stats, run, kind in zip(
             columns["line"],
             columns["raw"],
             columns["value"],
@@ -88,10 +106,12 @@ class MeasurementBlock:
             columns["metric"],
             columns["stats"],
             runs,
+            self.variant_of_rows.tolist(),
             strict=True,
         ):
             if stats not in parsed:
                 parsed[stats] = orjson.loads(stats)
+            t = templates[kind]
             out.append(
                 Measurement(
                     benchmark=benchmark,
@@ -102,6 +122,7 @@ class MeasurementBlock:
                     direction=t.direction,
                     framework=t.framework,
                     device=t.device,
+                    params=dict(t.params),
                     measured_at=at,
                     samples=samples,
                     warmup=warmup,

@@ -687,17 +687,21 @@ def _with_blocks(
     identities: dict[str, tuple[str, ...]] = dict(series)
     parts = [table]
     for block in blocks:
-        t, rows = block.template, block.table
+        t, rows, templates = block.template, block.table, block.templates
         n = rows.num_rows
-        # The few (benchmark, metric) pairs of a block: an identity and a key for each.
+        # The few (benchmark, metric, variant) of a block: an identity and a key for each.
         pairs = pc.binary_join_element_wise(
-            rows["benchmark"], rows["metric"], pa.scalar("\x1f", pa.large_string())
+            rows["benchmark"],
+            rows["metric"],
+            pa.array(block.variant_of_rows).cast(pa.large_string()),
+            pa.scalar("\x1f", pa.large_string()),
         )
         pairs = pairs.combine_chunks().dictionary_encode()
         keys = []
         for pair in pairs.dictionary.to_pylist():
-            benchmark, metric = pair.split("\x1f")
-            identity = replace(t, benchmark=benchmark, metric=metric).series_identity()
+            benchmark, metric, variant = pair.split("\x1f")
+            kind = templates[int(variant)]
+            identity = replace(kind, benchmark=benchmark, metric=metric).series_identity()
             keys.append(series_key(*identity))
             identities.setdefault(keys[-1], identity)
         run = block.run if block.run is not None else np.zeros(n, np.int32)

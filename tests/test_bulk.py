@@ -20,7 +20,7 @@ from ingest.parsers import claims, latency, passes, profiler, scan
 from ingest.save import save_found
 from ingest.text import DocText, LineIndex
 from perfboard import db
-from perfboard.model import DocMeta, Problem
+from perfboard.model import DocMeta, Measurement, Problem
 from tests.test_ingest import snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,6 +118,56 @@ def test_a_chunk_of_latency_lines_none_of_them_tester_lines_reads_as_the_line_pa
     items = list(latency.parse(doc))
     assert not any(isinstance(item, MeasurementBlock) for item in items)
     assert items == list(latency.parse(DocText(text, doc.meta)))
+
+
+def demo_lines(rng: random.Random) -> list[str]:
+    """A demo summary in the demo's own form, under a report of one of the forms its
+    scripts print (or none), now and then in every way the bulk path must leave to the
+    line path: an absurd latency, a cut QPS, a tail, a model line far above, or lines of
+    kilobytes between (which the line path walks)."""
+    prefix = rng.choice(["", "I0311 10:02:17.338272 41250 main.cc:142] ", "2021 - x - INFO - "])
+    batch = rng.choice([1, 2, 4, 8])
+    report = rng.choice(
+        [
+            [f"Model name: ernie, Batch size: {batch}, device: GPU, thread num: 1"],
+            [
+                f"{prefix}Model name: resnet50, Model type: static",
+                f"{prefix}Batch size: {batch}, Num of samples: 1000",
+                f"{prefix}device: {rng.choice(['gpu', 'cpu', 'Tesla P4'])}, ir_optim: true",
+                f"{prefix}precision: {rng.choice(['fp16', 'int8', 'None'])}",
+            ],
+            [f"{prefix}Model name: bert", f"{prefix}Thread num: {batch}"],
+            [],  # no report: no benchmark, the block's rows go back to objects
+        ]
+    )
+    between = rng.choice([[], [], ["load model ..."], ["x"] * 20, ["y" * 3000] * 3])
+    ms = rng.choice([f"{rng.uniform(1, 500):.4f}", "22.", "12", "90000000", "0.0001"])
+    qps = rng.choice([f"{rng.uniform(1, 500):.4f}", "45.", "45", "7.25"])
+    tail = rng.choice(["", "", " ", "\t", " more"])
+    return [*report, *between, f"Average latency(ms): {ms}, QPS: {qps}{tail}"]
+
+
+@pytest.mark.parametrize("tester_lines", [0, 1], ids=["demo", "demo-and-tester"])
+def test_a_demo_block_holds_exactly_the_measurements_the_line_path_builds(
+    tester_lines: int,
+) -> None:
+    rng = random.Random(8)
+    lines = []
+    for _ in range(3000):
+        lines += demo_lines(rng)
+        lines += [a_tester_line(rng) for _ in range(tester_lines)]
+    text = "\n".join(lines) + "\n"
+    doc = chunk_doc(text, datetime(2021, 3, 11))
+    items = list(latency.parse(doc))
+    blocks = [item for item in items if isinstance(item, MeasurementBlock)]
+    assert len(blocks) == 1 and blocks[0].table.num_rows > 2000
+    assert len(blocks[0].templates) > 8  # contexts of every report form, latency and QPS
+    others = [item for item in items if not isinstance(item, MeasurementBlock)]
+    read = sorted([*others, *blocks[0].records()], key=lambda item: item.line)
+    line_by_line = list(latency.parse(DocText(text, doc.meta)))  # no hits: the line path
+    assert read == line_by_line
+    resnet = [m for m in read if isinstance(m, Measurement) and m.benchmark == "resnet50"]
+    assert {m.params.get("precision") for m in resnet} == {"fp16", "int8", None}
 
 
 def a_pass_log_line(rng: random.Random) -> str:
@@ -292,6 +342,30 @@ def test_a_dense_log_stores_what_the_line_path_stores(
     assert len(line_by_line["measurements"]) == 24_000
     assert len(line_by_line["passes"]) == 12_000
     assert len(line_by_line["errors"]) == 62  # the cut lines, one in 97 blocks
+    assert columns == line_by_line
+    assert pooled == line_by_line
+
+
+def test_a_log_of_demo_reports_stores_what_the_line_path_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: list[int]
+) -> None:
+    # A sweep in the demo's one-line form, and now and then a report of each form its
+    # scripts print (tests/fixtures/demo_reports), over several chunks.
+    reports = sorted((ROOT / "tests/fixtures/demo_reports").glob("*.log"))
+    rng = random.Random(9)
+    out = []
+    for k in range(9000):
+        batch = (1, 2, 4, 8, 16)[k % 5]
+        out.append(f"Model name: ernie, Batch size: {batch}, device: GPU, thread num: 1\n")
+        out.append(f"Average latency(ms): {rng.uniform(20, 23) * batch:.4f}, QPS: 4{k % 7}.5\n")
+        if k % 997 == 0:
+            out.append(reports[k % len(reports)].read_text(encoding="utf-8"))
+    path = tmp_path / "demo.log"
+    path.write_text("".join(out), encoding="utf-8")
+    meta = DocMeta(uri="demo.log", project="ernie", created_at=datetime(2021, 3, 11))
+    columns, pooled, line_by_line = three_ways(path, tmp_path, meta, monkeypatch, counted)
+    # the sweep; and 4 C++ reports (a latency), 3 Python (2 runs of 2), 3 TensorFlow (2)
+    assert len(line_by_line["measurements"]) == 2 * 9000 + 4 * 1 + 3 * 4 + 3 * 2
     assert columns == line_by_line
     assert pooled == line_by_line
 

@@ -58,7 +58,8 @@ hands the positions over in ``doc.hits``; without them, one ``re.finditer`` on t
 does the same. Only lines holding a hit are examined, and their numbers come from
 ``doc.line_at``. Noise lines cost no Python work at all. A well-formed tester line (nearly
 every hit of a big log) is read by one ``fullmatch`` and built directly (``_fast_record``);
-every other line goes through the general, tolerant path.
+every other line goes through the general, tolerant path. A chunk dense in tester lines or
+demo summaries reads them as arrays (``_bulk``, ``_bulk_demo``: ingest.columns).
 """
 
 from __future__ import annotations
@@ -143,14 +144,17 @@ def parse(doc: DocText) -> Iterator[Item | MeasurementBlock]:
     """Measurements and Problems of every latency line in the document, in order.
 
     A chunk of a dense log (BULK_MIN hit lines or more, its newline index at hand) gives
-    its well-formed tester lines as one MeasurementBlock (_bulk) and reads the others
-    line by line; a block's rows are exactly the Measurements the line path would build.
+    its well-formed tester lines (_bulk) and demo summaries (_bulk_demo) as one
+    MeasurementBlock and reads the others line by line; a block's rows are exactly the
+    Measurements the line path would build.
     """
     positions = doc.hits.get(NAME) if doc.hits is not None else None
     if positions is not None and len(positions) >= BULK_MIN and isinstance(doc.line_at, LineIndex):
         block, spans = _bulk(doc, positions)
-        if block is not None:
-            yield block
+        demo, spans = _bulk_demo(doc, spans) if len(spans) >= BULK_MIN else (None, spans)
+        merged = _merged(block, demo)
+        if merged is not None:
+            yield merged
     else:
         spans = list(_hit_lines(doc))
     yield from _read_spans(doc, spans)
@@ -468,6 +472,162 @@ def _bulk(
     return MeasurementBlock(
         table, Measurement(benchmark="", metric="", value=None, unit="ms")
     ), others
+
+
+# _FAST_DEMO for RE2, its fields named (pyarrow.compute.extract_regex).
+_FAST_DEMO_RE2 = r"^Average latency\(ms\): (?P<ms>\d+\.?\d*), QPS: (?P<qps>\d+\.?\d*)[ \t]*$"
+_MODEL_NAME = b"Model name"
+
+
+def _bulk_demo(
+    doc: DocText, spans: list[tuple[int, int]]
+) -> tuple[MeasurementBlock | None, list[tuple[int, int]]]:
+    """The demo summaries in the demo's own form among hit lines, as one block (two rows a
+    summary: its latency and its throughput, each under the settings of its report); the
+    spans of the others.
+
+    What _fast_demo decides per line is decided here per array (the shape by RE2, the
+    values cast by Arrow; an absurd latency or a cut QPS goes to the line path). Where its
+    report starts, _demo_context's rule over arrays: the last "Model name" before the
+    summary, in its 4 KiB above and at most DEMO_CONTEXT_LINES line ends up. A summary
+    whose model line is further up than 4 KiB but fewer lines (lines of kilobytes) goes
+    to the line path, which walks them. Each distinct report is read once (_demo_report).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    assert isinstance(doc.line_at, LineIndex)
+    text = doc.text
+    data = text.encode("ascii")  # an indexed chunk is ASCII (ingest.documents.chunk_text)
+    every = np.asarray(spans, np.int64).reshape(-1, 2)
+    starts, ends = every[:, 0], every[:, 1]
+    lines = columns.spans(data, starts, ends)
+    found = pc.extract_regex(lines, _FAST_DEMO_RE2)
+    ok = found.is_valid().to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(ok)
+    if not len(rows):
+        return None, spans
+    well_formed = found.filter(pa.array(ok))
+    qps_text = pc.struct_field(well_formed, [1])
+    try:
+        ms = pc.cast(pc.struct_field(well_formed, [0]), pa.float64()).to_numpy()
+        qps = pc.cast(qps_text, pa.float64()).to_numpy()
+    except pa.ArrowInvalid:  # a spelling Arrow does not take: the line path reads them all
+        return None, spans
+    cut = pc.ends_with(qps_text, ".").to_numpy(zero_copy_only=False)
+    good = (ms <= ABSURD_MS) & ~cut  # else a Problem: _fast_demo's None
+
+    # Where each summary's report starts: its "Model name" (the last before it).
+    line_start = starts[rows]
+    buf = np.frombuffer(data, np.uint8)
+    models = _occurrences(buf, _MODEL_NAME)
+    newlines = doc.line_at.positions
+    before = np.searchsorted(models, line_start) - 1
+    model = models[np.maximum(before, 0)] if len(models) else np.zeros(len(rows), np.int64)
+    near = np.maximum(line_start - _DEMO_NEAR_BYTES, 0)
+    has = (before >= 0) & (model >= near)
+
+    def ends_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # newlines in [a, b)
+        return np.searchsorted(newlines, b) - np.searchsorted(newlines, a)
+
+    within = has & (ends_between(model, line_start) <= DEMO_CONTEXT_LINES)
+    walked = ~has & (near > 0) & (ends_between(near, line_start) <= DEMO_CONTEXT_LINES)
+    good &= ~walked
+    keep = rows[good]
+    rest = np.ones(len(starts), bool)
+    rest[keep] = False
+    others = list(zip(starts[rest].tolist(), ends[rest].tolist(), strict=True))
+    if not len(keep):
+        return None, spans
+
+    # One variant a distinct context (benchmark apart): its latency's template, then its
+    # throughput's. Reports are read once each.
+    contexts: dict[tuple[str, tuple[tuple[str, ParamValue], ...]], int] = {}
+    benchmarks: list[str] = []
+    samples: list[int | None] = []
+    kinds = np.empty(len(keep), np.int32)
+    none: tuple[str, str, tuple[tuple[str, ParamValue], ...], int | None] = ("", "", (), None)
+    for index, (start, at, known) in enumerate(
+        zip(line_start[good].tolist(), model[good].tolist(), within[good].tolist(), strict=True)
+    ):
+        benchmark, device, params, count = _demo_report(text[at:start]) if known else none
+        kinds[index] = contexts.setdefault((device, params), len(contexts))
+        benchmarks.append(benchmark)
+        samples.append(count)
+    variants = []
+    for device, params in contexts:
+        for metric, unit, direction in (
+            ("latency", "ms", "lower"),
+            ("throughput", "samples/s", "higher"),
+        ):
+            variants.append(
+                Measurement(
+                    "", metric, None, unit, direction=direction, device=device, params=dict(params)
+                )
+            )
+
+    n = len(keep)
+    both = np.repeat(np.arange(n), 2)  # a summary's latency row, then its throughput row
+    latency_row = np.tile([True, False], n)
+    value = np.empty(2 * n)
+    value[0::2], value[1::2] = ms[good], qps[good]  # samples/s are QPS times 1
+    sample_counts = pa.array(samples, pa.int64()).take(pa.array(both))
+    no_samples = pa.scalar(None, pa.int64())
+
+    def alternate(latency: str | None, throughput: str | None) -> pa.Array:
+        return pc.if_else(
+            pa.array(latency_row),
+            pa.scalar(latency, pa.large_string()),
+            pa.scalar(throughput, pa.large_string()),
+        )
+
+    table = pa.table(
+        [
+            pa.array((np.searchsorted(newlines, line_start[good]) + doc.first_line)[both]),
+            lines.take(pa.array(keep[both])),
+            pa.array(value),
+            pc.if_else(pa.array(latency_row), sample_counts, no_samples),
+            pa.nulls(2 * n, pa.int64()),
+            pa.nulls(2 * n, pa.timestamp("us")),
+            pa.array(benchmarks, pa.large_string()).take(pa.array(both)),
+            alternate("latency", "throughput"),
+            alternate("average", ""),
+            alternate(_STATS[False][0], None),
+        ],
+        schema=columns.BLOCK_SCHEMA,
+    )
+    variant = (2 * kinds)[both] + ~latency_row
+    block = MeasurementBlock(
+        table, variants[0], variants=variants, variant=variant.astype(np.int32)
+    )
+    return block, others
+
+
+def _occurrences(buf: np.ndarray, needle: bytes) -> np.ndarray:
+    """Where `needle` starts in `buf`, in order."""
+    if len(buf) < len(needle):
+        return np.zeros(0, np.int64)
+    at = np.flatnonzero(buf[: len(buf) - len(needle) + 1] == needle[0])
+    for offset in range(1, len(needle)):
+        at = at[buf[at + offset] == needle[offset]]
+    return at.astype(np.int64)
+
+
+def _merged(a: MeasurementBlock | None, b: MeasurementBlock | None) -> MeasurementBlock | None:
+    """One block of two (the parser gives a chunk one block), its rows in line order."""
+    import pyarrow as pa
+
+    if a is None or b is None:
+        return a if b is None else b
+    table = pa.concat_tables([a.table, b.table])
+    order = np.argsort(table["line"].to_numpy(), kind="stable")
+    variant = np.concatenate([a.variant_of_rows, b.variant_of_rows + len(a.templates)])
+    return MeasurementBlock(
+        table.take(pa.array(order)),
+        a.template,
+        variants=[*a.templates, *b.templates],
+        variant=variant[order].astype(np.int32),
+    )
 
 
 def _read_line(doc: DocText, start: int, end: int, number: int) -> Iterator[Item]:

@@ -309,12 +309,18 @@ def test_a_pass_log_without_blank_lines_is_never_cut_inside_a_pass(
     assert sum(p.subgraphs == 14 for p in whole.passes) == 60
 
 
-def test_paddle_print_time_is_never_cut_from_the_lines_above_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "spelling", ["batch_size", "batch size"]
+)  # Paddle's, before 2021 and since
+def test_paddle_print_time_is_never_cut_from_the_lines_above_it(
+    tmp_path: Path, spelling: str
+) -> None:
     """PrintTime's "batch latency" line takes its batch size and threads from the two
     lines above it: a chunk never starts with either of the lower two."""
     from tests.parsers.test_latency import PRINT_TIME
 
-    records = [PRINT_TIME.replace("batch_size: 8", f"batch_size: {k}") for k in (1, 2, 4, 8)]
+    printed = PRINT_TIME.replace("batch_size", spelling)
+    records = [printed.replace(f"{spelling}: 8", f"{spelling}: {k}") for k in (1, 2, 4, 8)]
     path = tmp_path / "helper.log"
     path.write_text("".join(records) * 30, encoding="utf-8")
     meta = DocMeta(uri="helper.log")

@@ -8,7 +8,8 @@ Three forms are read:
   latency: 945.82ms, fps: 1.05728 ======``, and the three lines Paddle's PrintTime prints
   since 2019 (tester_helper.h): ``====== threads: 4, thread id: 2 ======``, ``======
   batch_size: 8, iterations: 5, repetitions: 10 ======`` and ``====== batch latency:
-  40.1ms, number of samples: 40, sample latency: 5.0125ms, fps: 199.5 ======``;
+  40.1ms, number of samples: 40, sample latency: 5.0125ms, fps: 199.5 ======`` (since 2021
+  ``batch size: 8`` with a space, and ``, data type: float32`` after the fps: a param);
 - the inference demo summary ``Average latency(ms): 22.1658, QPS: 45.1145`` (or its QPS
   alone on the next line) under the report its benchmark scripts print above it: a
   ``Model name: ...`` line, then the other lines of its "Model info", "Data info" and
@@ -105,7 +106,8 @@ _GLOG = re.compile(
 )
 _HELPER = re.compile(r"={3,}(?P<body>[^=]*?latency\s*:[^=]*?)(?P<close>={3,}|$)")
 # The lines PrintTime prints above its "batch latency" line (see _helper_context).
-_HELPER_HEADER = re.compile(r"={3,}\s*(?P<body>(?:threads|batch_size)\s*:[^=]*)={3,}\s*$")
+# Paddle spells the second "batch_size" until 2021 and "batch size" since.
+_HELPER_HEADER = re.compile(r"={3,}\s*(?P<body>(?:threads|batch[ _]size)\s*:[^=]*)={3,}\s*$")
 # A glog prefix's thread id: "I1125 10:00:00.000003  1234 tester_helper.h:380] ".
 _GLOG_THREAD = re.compile(r"[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +(\d+) ")
 _DEMO = re.compile(
@@ -132,7 +134,7 @@ _FAST_HELPER = re.compile(
     r"(?:[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +\d+ [^\s\]]+\] )?====== "
     r"(?:batch_size: (\d+), repeat: (\d+), threads: (\d+), thread id: (\d+), latency: (\d+\.?\d*)ms"
     r"|batch latency: (\d+\.?\d*)ms, number of samples: \d+, sample latency: (\d+\.?\d*)ms)"
-    r"(?:, fps: (\d+\.?\d*))? ======[ \t]*"
+    r"(?:, fps: (\d+\.?\d*))?(?:, data type: (\w+))? ======[ \t]*"
 )
 # The demo summary as the demo prints it, alone on its line (_fast_demo).
 _FAST_DEMO = re.compile(r"Average latency\(ms\): (\d+\.?\d*), QPS: (\d+\.?\d*)[ \t]*")
@@ -833,7 +835,7 @@ def _helper_line(number: int, line: str, m: re.Match[str], text: str, start: int
 def _fast_helper(m: re.Match[str], text: str, start: int, end: int, number: int) -> Item | None:
     """A Measurement from a helper line in PrintTime's own form, or None to let the general
     path decide. Gives exactly what _helper_line gives for the same line (tests compare)."""
-    batch, repeat, threads, thread_id, latency, batch_ms, sample_ms, fps = m.groups()
+    batch, repeat, threads, thread_id, latency, batch_ms, sample_ms, fps, data_type = m.groups()
     line = text[start:end]
     stats: dict[str, Any]
     if latency is not None:
@@ -844,6 +846,8 @@ def _fast_helper(m: re.Match[str], text: str, start: int, end: int, number: int)
         stats = {"thread_id": int(thread_id), "repeat": int(repeat)}
         if fps is not None:
             stats["fps"] = _number(fps)
+        if data_type is not None:
+            params["data_type"] = data_type
     else:
         value, batch_value = float(sample_ms), float(batch_ms)
         if value > ABSURD_MS or batch_value > ABSURD_MS:
@@ -851,6 +855,8 @@ def _fast_helper(m: re.Match[str], text: str, start: int, end: int, number: int)
         pairs = _helper_context(text, start, line)
         if fps is not None:
             pairs["fps"] = fps
+        if data_type is not None:  # PrintTime since 2021: ", data type: float32"
+            pairs["data_type"] = data_type
         params = {k: _number(pairs[k]) for k in _HELPER_PARAMS if k in pairs}
         stats = {k: _number(pairs[k]) for k in _HELPER_STATS if k in pairs}
         stats["batch_latency"] = batch_value

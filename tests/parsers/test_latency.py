@@ -277,6 +277,27 @@ def test_print_time_in_three_lines_takes_batch_size_and_threads_from_its_thread(
     assert other.series_key() != first.series_key()
 
 
+# PrintTime since 2021 (Paddle's tester_helper.h): "batch size" with a space, and the data
+# type after the fps.
+PRINT_TIME_2021 = PRINT_TIME.replace("batch_size: 8", "batch size: 8").replace(
+    "fps: 199.5 ======", "fps: 199.5, data type: float32 ======"
+)
+
+
+def test_print_time_as_paddle_prints_it_since_2021() -> None:
+    first, second = parse_text(PRINT_TIME_2021)
+    assert (first.value, first.line) == (5.0125, 5)
+    assert first.params == {"batch_size": 8, "threads": 4, "data_type": "float32"}
+    assert first.stats == {
+        "thread_id": 2,
+        "repetitions": 10,
+        "iterations": 5,
+        "fps": 199.5,
+        "batch_latency": 40.1,
+    }
+    assert second.stats["thread_id"] == 3 and second.params["batch_size"] == 8
+
+
 def test_print_time_of_sixteen_threads_side_by_side() -> None:
     """Each thread's header lines are 2 x 16 lines above its latency line at most."""
     glog = "I1125 10:00:00.000003  {tid} tester_helper.h:380] "
@@ -363,6 +384,8 @@ HELPER = "====== batch_size: 1, repeat: 10, threads: 2, thread id: 0, latency: 9
         PRINT_TIME.replace(", fps: 199.5", "").replace("5.1375ms", "1e3ms"),
         PRINT_TIME.replace("40.1ms", "99999999ms"),  # an absurd batch latency is dropped
         "".join(line.split("] ", 1)[1] + "\n" for line in PRINT_TIME.splitlines()),
+        PRINT_TIME_2021,
+        HELPER + ", fps: 80, data type: int8 ======",
     ],
 )
 def test_helper_fast_path_and_general_path_agree(

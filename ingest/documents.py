@@ -336,11 +336,14 @@ _REPORT_RULES = (b" Model info ---", b" REPORT START ---")
 _CONTINUES = (
     _STAMP
     + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?"
-    + rb"(?:--- [ \t]?detected \d|=+ (?:batch[ _]size: \d+, iterations|batch latency:)|QPS: \d)"
+    + rb"(?:--- [ \t]?detected \d|=+ (?:batch[ _]size: \d+, iterations|batch latency:)|QPS: \d"
+    + rb"|, sample latency:)"
 )
 # PrintTime's first two lines. The threads of one test print theirs side by side, so a
 # first line right below either of them is inside the same block of records.
-_PRINT_TIME_HEAD = _STAMP + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|batch[ _]size): \d"
+_PRINT_TIME_HEAD = (
+    _STAMP + rb"(?:[IWEF]\d{4} [^\n\]]*\] )?=+ (?:threads|num of threads|batch[ _]size): \d"
+)
 _LOOK_PAST = 4096  # bytes past a cut read to tell what line follows it
 # A table row: a markdown or box-drawn row, a CSV or TSV row (three separators or more,
 # not a JSON line), or a line of four numbers or more that are two fifths of its fields,

@@ -309,24 +309,24 @@ def test_a_pass_log_without_blank_lines_is_never_cut_inside_a_pass(
     assert sum(p.subgraphs == 14 for p in whole.passes) == 60
 
 
-@pytest.mark.parametrize(
-    "spelling", ["batch_size", "batch size"]
-)  # Paddle's, before 2021 and since
-def test_paddle_print_time_is_never_cut_from_the_lines_above_it(
-    tmp_path: Path, spelling: str
-) -> None:
+@pytest.mark.parametrize("form", ["batch_size", "batch size", "copy"])
+def test_paddle_print_time_is_never_cut_from_the_lines_above_it(tmp_path: Path, form: str) -> None:
     """PrintTime's "batch latency" line takes its batch size and threads from the two
-    lines above it: a chunk never starts with either of the lower two."""
-    from tests.parsers.test_latency import PRINT_TIME
+    lines above it: a chunk never starts with either of the lower two (nor, in the model
+    repositories' copy, with the line its latency goes on to). Paddle spells "batch_size"
+    before 2021 and "batch size" since."""
+    from tests.parsers.test_latency import PRINT_TIME, PRINT_TIME_COPY
 
-    printed = PRINT_TIME.replace("batch_size", spelling)
+    printed = PRINT_TIME_COPY if form == "copy" else PRINT_TIME.replace("batch_size", form)
+    spelling = "batch size" if form == "copy" else form
     records = [printed.replace(f"{spelling}: 8", f"{spelling}: {k}") for k in (1, 2, 4, 8)]
     path = tmp_path / "helper.log"
     path.write_text("".join(records) * 30, encoding="utf-8")
     meta = DocMeta(uri="helper.log")
     whole = read_document(path, "auto", meta).found
-    assert len(whole.measurements) == 240
+    assert len(whole.measurements) == (120 if form == "copy" else 240)  # threads a record
     assert {m.params["batch_size"] for m in whole.measurements} == {1, 2, 4, 8}
+    assert not whole.problems
     key = lambda m: (m.line, m.value, m.params, m.stats)  # noqa: E731
     for chunk_bytes in range(700, 1500, 61):  # cuts at every line of a 1.4 KB record
         chunked = read_document(path, "auto", meta, chunk_bytes=chunk_bytes).found

@@ -106,8 +106,15 @@ _GLOG = re.compile(
 )
 _HELPER = re.compile(r"={3,}(?P<body>[^=]*?latency\s*:[^=]*?)(?P<close>={3,}|$)")
 # The lines PrintTime prints above its "batch latency" line (see _helper_context).
-# Paddle spells the second "batch_size" until 2021 and "batch size" since.
-_HELPER_HEADER = re.compile(r"={3,}\s*(?P<body>(?:threads|batch[ _]size)\s*:[^=]*)={3,}\s*$")
+# Paddle spells the second "batch_size" until 2021 and "batch size" since. A copy of
+# PrintTime in some model repositories prints "====== num of threads: 4 ======" and
+# "====== batch size: 8, iterations: 100" (no closing rule), then its latency over two
+# lines: "====== batch latency: 40.1ms, number of samples: 800" and ", sample latency:
+# 5.0125ms, fps: 199.5 ======" (_HELPER_BELOW).
+_HELPER_HEADER = re.compile(
+    r"={3,}\s*(?P<body>(?:threads|num of threads|batch[ _]size)\s*:[^=]*)(?:={3,})?\s*$"
+)
+_HELPER_BELOW = re.compile(r"(?:[IWEF]\d{4} [^\n\]]*\] )?(, sample latency:[^\n]*)")
 # A glog prefix's thread id: "I1125 10:00:00.000003  1234 tester_helper.h:380] ".
 _GLOG_THREAD = re.compile(r"[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +(\d+) ")
 _DEMO = re.compile(
@@ -642,6 +649,12 @@ def _read_line(doc: DocText, start: int, end: int, number: int) -> Iterator[Item
     if "===" in line:
         helper = _HELPER.search(line)
         if helper:
+            below = None if helper.group("close") else _helper_below(doc.text, start + len(line))
+            if below is not None:  # the latency goes on on the next line
+                joined = _HELPER.search(line + below[1])
+                if joined is not None:
+                    yield _helper_line(number, f"{line}\n{below[0]}", joined, doc.text, start)
+                    return
             yield _helper_line(number, line, helper, doc.text, start)
             return
     demo = _DEMO.search(line)
@@ -892,7 +905,7 @@ def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
         header = _HELPER_HEADER.search(above)
         if header is None:
             continue
-        kind = "threads" if header.group("body").startswith("threads") else "batch_size"
+        kind = "batch_size" if header.group("body").startswith("batch") else "threads"
         if kind not in seen:
             seen.add(kind)
             found = {**_header_fields(header.group("body")), **found}
@@ -930,9 +943,25 @@ def _lines_above(text: str, line_start: int, thread: re.Match[str] | None) -> It
         end = start - 1
 
 
+def _helper_below(text: str, line_end: int) -> tuple[str, str] | None:
+    """The line under a helper latency line that goes on there (_HELPER_BELOW), and what
+    it adds to the line (from its ", sample latency")."""
+    if line_end >= len(text):
+        return None
+    below_end = text.find("\n", line_end + 1)
+    below = text[line_end + 1 : below_end if below_end >= 0 else len(text)]
+    found = _HELPER_BELOW.fullmatch(below)
+    return None if found is None else (below, found.group(1))
+
+
 # A test prints the same few header lines over and over: their fields are read once each.
 # Callers copy, never change, the dict.
-_header_fields = functools.lru_cache(maxsize=1024)(_key_values)
+@functools.lru_cache(maxsize=1024)
+def _header_fields(body: str) -> dict[str, str]:
+    fields = _key_values(body)
+    if "num_of_threads" in fields:  # the model repositories' copy of PrintTime
+        fields["threads"] = fields.pop("num_of_threads")
+    return fields
 
 
 # -- inference demo summary -----------------------------------------------------------

@@ -292,6 +292,32 @@ def test_print_time_as_paddle_prints_it_since_2021() -> None:
     assert second.stats["thread_id"] == 3 and second.params["batch_size"] == 8
 
 
+# A copy of PrintTime in some model repositories: "num of threads", a "batch size" line
+# without its closing rule, and the latency over two lines.
+PRINT_TIME_COPY = (
+    "I0311 10:00:00.000001  4321 tester.cc:80] Model: /models/resnet50_int8\n"
+    "I0311 10:00:00.000002  4321 tester.cc:81] ====== num of threads: 4 ======\n"
+    "I0311 10:00:00.000003  4321 tester.cc:82] ====== batch size: 8, iterations: 100\n"
+    "I0311 10:00:00.000004  4321 tester.cc:83] ====== batch latency: 40.1ms, number of"
+    " samples: 800\n"
+    "I0311 10:00:00.000005  4321 tester.cc:85] , sample latency: 5.0125ms, fps: 199.5 ======\n"
+)
+
+
+def test_print_time_of_the_model_repositories_copy_reads_its_latency_over_two_lines() -> None:
+    (m,) = parse_text(PRINT_TIME_COPY)
+    assert (m.metric, m.value, m.unit, m.line) == ("latency", 5.0125, "ms", 4)
+    assert m.params == {"batch_size": 8, "threads": 4}
+    assert m.stats == {"iterations": 100, "fps": 199.5, "batch_latency": 40.1}
+    assert m.raw == "\n".join(PRINT_TIME_COPY.splitlines()[3:5])
+
+
+def test_a_cut_batch_latency_line_with_no_sample_latency_under_it_is_a_problem() -> None:
+    text = "\n".join(PRINT_TIME_COPY.splitlines()[:4]) + "\nsomething else\n"
+    (p,) = parse_text(text)
+    assert isinstance(p, Problem) and p.line == 4 and "no latency value" in p.reason
+
+
 def test_print_time_of_sixteen_threads_side_by_side() -> None:
     """Each thread's header lines are 2 x 16 lines above its latency line at most."""
     glog = "I1125 10:00:00.000003  {tid} tester_helper.h:380] "

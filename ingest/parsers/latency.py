@@ -37,11 +37,12 @@ Decisions:
 - Times are normalised to ms; the demo's QPS becomes metric ``"throughput"`` in samples/s
   (direction higher).
 - A demo's report, from its model's line down to the summary (within DEMO_CONTEXT_LINES
-  lines), gives the device and the params that tell one configuration from another
-  (batch_size, threads, precision, enable_tensorrt, enable_mkldnn, enable_xla, ir_optim:
-  the names ingest.parsers.autolog gives the same settings, threads as the demo's
-  "thread num" always was) and the latency's samples ("Num of samples"). Without them an
-  FP16 run and an FP32 one, or every batch size of a sweep, would be one series.
+  lines; the first of each setting), gives the device and the params that tell one
+  configuration from another (batch_size, threads, precision, enable_tensorrt,
+  enable_mkldnn, enable_xla, ir_optim: the names ingest.parsers.autolog gives the same
+  settings, threads as the demo's "thread num" always was) and the latency's samples
+  ("Num of samples"). Without them an FP16 run and an FP32 one, or every batch size of a
+  sweep, would be one series.
 - The glog prefix has no year: it comes from ``doc.meta.created_at``, one year earlier when
   the glog month is after the document's month (a January comment quoting a December log).
   glog prints local time of an unknown zone, so ``measured_at`` is naive. Without a
@@ -1112,11 +1113,13 @@ _DEMO_SETTING = re.compile(
 
 @functools.lru_cache(maxsize=256)  # a sweep prints the same few reports
 def _demo_report(report: str) -> tuple[str, str, tuple[tuple[str, ParamValue], ...], int | None]:
-    """What a report (its "Model name" line to the summary's) says; a later line's
-    setting over an earlier one's."""
-    settings = {
-        "_".join(key.lower().split()): value.strip() for key, value in _DEMO_SETTING.findall(report)
-    }
+    """What a report (its "Model name" line to the summary's) says: the first of each
+    setting, the model's line first. A line further down that is no part of the report
+    may name one too: Paddle's GPU start-up prints "device: 0, GPU Compute Capability: 7.0"
+    between an old demo's model line and its summary."""
+    settings: dict[str, str] = {}
+    for key, value in _DEMO_SETTING.findall(report):
+        settings.setdefault("_".join(key.lower().split()), value.strip())
     params: dict[str, ParamValue] = {}
     for key, name in _DEMO_INTS.items():
         number = _number(settings.get(key, ""))

@@ -574,6 +574,18 @@ def test_a_qps_line_under_a_summary_is_read_only_when_it_ends_with_its_value(
         assert (p.line, p.raw) == (3, below) and want in p.reason
 
 
+def test_a_gpu_start_up_line_under_the_model_line_does_not_change_its_device() -> None:
+    text = (
+        "Model name: ernie, Batch size: 1, device: GPU, thread num: 1\n"
+        "W1125 10:00:00.000001  1234 gpu_resources.cc:61] Please NOTE: device: 0, GPU"
+        " Compute Capability: 7.0, Driver API Version: 11.2, Runtime API Version: 10.2\n"
+        "Average latency(ms): 22.1658, QPS: 45.1145\n"
+    )
+    lat, qps = parse_text(text)
+    assert (lat.device, lat.params) == ("GPU", {"batch_size": 1, "threads": 1})
+    assert qps.device == "GPU"
+
+
 def test_a_report_setting_the_demo_does_not_print_as_a_setting_is_left_out() -> None:
     text = (
         "Model name: bert, cuda_device: 3, precision: None, enable_mkldnn: maybe\n"

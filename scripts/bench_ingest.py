@@ -28,7 +28,8 @@
     110 KB tensor-dump lines; a log without its last newline; the sparse log with a Chinese
     comment on every line (full-width punctuation, which NFKC changes); dense logs of the
     other latency lines Paddle prints: PrintTime's three lines a thread (two threads side by
-    side, five batch sizes) and the inference demo's model line and summary; the test
+    side, five batch sizes), the inference demo's model line and summary, and the demo's
+    reports as its C++ (glog) and Python (logging) scripts print them; the test
     session as GitHub Actions keeps a job's log (a timestamp before every line); the real
     documents of tests/fixtures and data/samples (issue comments, tester logs, profiler
     reports, PR tables, tool outputs) laid end to end and repeated. Each --mix-mb big and
@@ -567,6 +568,43 @@ DEMO = (
     "Average latency(ms): {ms:.4f}, QPS: {qps:.4f}\n"
 )
 BATCH_SIZES = (1, 2, 4, 8, 16)
+# The reports the demos print above their summaries, as their own C++ (glog) and Python
+# (logging) code prints them (tests/fixtures/demo_reports): the real shape of a demo's log.
+DEMO_REPORTS = (
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] ----------------------- Model info"
+    " ----------------------\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] Model name: fcn_hrnetw18_small_v1\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] ----------------------- Data info"
+    " -----------------------\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] Batch size: {batch}, Num of samples: 100\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] input_shape: dynamic shape\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] ----------------------- Conf info"
+    " -----------------------\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] device: gpu, ir_optim: true\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] enable_memory_optim: true\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] enable_tensorrt: true\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] precision: {precision}\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] ----------------------- Perf info"
+    " -----------------------\n"
+    "I0311 10:02:{s:02d}.{us:06d} 41250 main.cc:{at}] Average latency(ms): {ms:.4f}\n",
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - ----------------------- Model info"
+    " ----------------------\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - Model name: resnet50, Model type:"
+    " static\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - ----------------------- Data info"
+    " -----------------------\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - Batch size: {batch}, Num of"
+    " samples: 1000\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - ----------------------- Conf info"
+    " -----------------------\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - device: gpu\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - enable_tensorrt: True\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - trt_precision: {precision}\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - ----------------------- Perf info"
+    " -----------------------\n"
+    "2021-03-11 10:02:{s:02d},{ms3:03d} - __main__ - INFO - Average latency(ms): {ms:.4f}, QPS:"
+    " {qps:.4f}\n",
+)
 
 
 def _print_time(rng: random.Random, n: int) -> str:
@@ -602,6 +640,21 @@ def _demo(rng: random.Random, n: int) -> str:
 # A Chinese comment a test script appends to its lines: full-width punctuation that NFKC
 # makes ASCII, and ideographs it leaves as they are.
 CHINESE = " # 第{n}次（预测）：算子耗时，见上。\n"
+
+
+def _demo_report(rng: random.Random, n: int) -> str:
+    batch = BATCH_SIZES[n % len(BATCH_SIZES)]
+    ms = rng.uniform(20, 23) * batch
+    return DEMO_REPORTS[n // len(BATCH_SIZES) % 2].format(
+        s=rng.randrange(60),
+        us=rng.randrange(10**6),
+        ms3=rng.randrange(1000),
+        at=120 + n % 30,
+        batch=batch,
+        precision=("fp32", "fp16", "int8")[n // 10 % 3],
+        ms=ms,
+        qps=1000 * batch / ms,
+    )
 
 
 def _latency(rng: random.Random, n: int) -> str:
@@ -738,6 +791,8 @@ def _block(mix: str, rng: random.Random, n: int) -> str:
         return _print_time(rng, n)
     if mix == "demo":
         return _demo(rng, n)
+    if mix == "demo-reports":
+        return _demo_report(rng, n)
     if mix == "ci-log":  # the session as GitHub Actions keeps a job's log
         stamp = f"2026-12-07T10:{n // 60 % 60:02d}:{n % 60:02d}.{rng.randrange(10**7):07d}Z "
         return "".join(stamp + line for line in _block("session", rng, n).splitlines(True))
@@ -757,6 +812,7 @@ MIXES = (
     "chinese",
     "print-time",
     "demo",
+    "demo-reports",
     "ci-log",
     "real-documents",
 )

@@ -367,12 +367,13 @@ def plan_chunks(
 
     A cut prefers, in the last 64 KiB before the nominal end: a blank line, so that a
     table or a report block is not split between two chunks; else the start of a run of
-    lines (_RUN_START); else the last line end that no continuation line follows
-    (_CONTINUES); failing all, the last line end before it; a line longer than the window
-    runs on to its own end; a cut between two rows of a table moves to the table's end
-    (up to MAX_TABLE_BYTES; the offsets of cuts made inside a longer table are added to
-    `table_cuts`). Planned up front (one 64 KiB read per cut, a table's rows read once
-    more), the ranges can be read in any order and by any process.
+    lines (_RUN_START, or a demo report's first rule: _REPORT_RULES); else the last line
+    end that no continuation line follows (_CONTINUES); failing all, the last line end
+    before it; a line longer than the window runs on to its own end; a cut between two
+    rows of a table moves to the table's end (up to MAX_TABLE_BYTES; the offsets of cuts
+    made inside a longer table are added to `table_cuts`). Planned up front (one 64 KiB
+    read per cut, a table's rows read once more), the ranges can be read in any order and
+    by any process.
     """
     ranges: list[tuple[int, int]] = []
     start = 0

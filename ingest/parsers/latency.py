@@ -650,7 +650,7 @@ def _read_line(doc: DocText, start: int, end: int, number: int) -> Iterator[Item
     if "===" in line:
         helper = _HELPER.search(line)
         if helper:
-            below = None if helper.group("close") else _helper_below(doc.text, start + len(line))
+            below = None if helper.group("close") else _helper_below(doc, start + len(line))
             if below is not None:  # the latency goes on on the next line
                 joined = _HELPER.search(line + below[1])
                 if joined is not None:
@@ -944,15 +944,17 @@ def _lines_above(text: str, line_start: int, thread: re.Match[str] | None) -> It
         end = start - 1
 
 
-def _helper_below(text: str, line_end: int) -> tuple[str, str] | None:
+def _helper_below(doc: DocText, line_end: int) -> tuple[str, str] | None:
     """The line under a helper latency line that goes on there (_HELPER_BELOW), and what
     it adds to the line (from its ", sample latency")."""
-    if line_end >= len(text):
-        return None
-    below_end = text.find("\n", line_end + 1)
-    below = text[line_end + 1 : below_end if below_end >= 0 else len(text)]
-    found = _HELPER_BELOW.fullmatch(below)
-    return None if found is None else (below, found.group(1))
+    below = _line_below(doc, line_end)
+    found = None if below is None else _HELPER_BELOW.fullmatch(below)
+    return None if found is None else (found.string, found.group(1))
+
+
+def _line_below(doc: DocText, line_end: int) -> str | None:
+    """The line after the one that ends at `line_end`, if any."""
+    return doc.line_text(line_end + 1) if line_end < len(doc.text) else None
 
 
 # A test prints the same few header lines over and over: their fields are read once each.
@@ -979,7 +981,7 @@ def _demo_line(
     yield _demo_latency(value, context, number, line)
     if m.group("qps") is not None:
         qps, qps_line, qps_number, qps_end = m.group("qnum"), line, number, m.end("qnum")
-    elif _at_line_end(line, m.end("num")) and (below := _qps_below(doc.text, start + len(line))):
+    elif _at_line_end(line, m.end("num")) and (below := _qps_below(doc, start + len(line))):
         qps_line, qps = below  # its own line: the REPORT form prints "QPS: ..." under it
         qps_number, qps_end = number + 1, len(qps_line)
     else:
@@ -999,16 +1001,13 @@ def _demo_line(
 _QPS_LINE = re.compile(r"(?<![A-Za-z_])QPS\s*:\s*(?P<qnum>" + _NUM + r")?[ \t]*")
 
 
-def _qps_below(text: str, line_end: int) -> tuple[str, str | None] | None:
+def _qps_below(doc: DocText, line_end: int) -> tuple[str, str | None] | None:
     """The line under a demo summary and its QPS, when that line ends with one."""
-    if line_end >= len(text):
+    below = _line_below(doc, line_end)
+    found = None if below is None else _QPS_LINE.search(below)
+    if found is None or found.end() != len(found.string):
         return None
-    below_end = text.find("\n", line_end + 1)
-    below = text[line_end + 1 : below_end if below_end >= 0 else len(text)]
-    found = _QPS_LINE.search(below)
-    if found is None or found.end() != len(below):
-        return None
-    return below, found.group("qnum")
+    return found.string, found.group("qnum")
 
 
 # A demo summary's benchmark, device, params, and the samples of its latency.

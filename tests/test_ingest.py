@@ -309,6 +309,30 @@ def test_a_pass_log_without_blank_lines_is_never_cut_inside_a_pass(
     assert sum(p.subgraphs == 14 for p in whole.passes) == 60
 
 
+@pytest.mark.parametrize(
+    "start",
+    [
+        "--- Running analysis [ir_graph_build_pass]",
+        "&&&& RUNNING TensorRT.trtexec [TensorRT v8600] # trtexec --loadEngine=./model-FP32.plan",
+        "============ Serving Benchmark Result ============",
+        "2026-12-07T10:00:00.1234567Z ============ Serving Benchmark Result ============",
+    ],
+)
+def test_a_chunk_ends_before_the_last_run_start_of_its_window(start: str) -> None:
+    """With no blank line to cut at, a cut goes before the last run's first line (a
+    predictor's first pass, trtexec's RUNNING line, a serving benchmark's result rule,
+    each as the tools print them, the last behind a CI's stamp): the words every run start
+    holds tell a window that has none, and must not miss one that has."""
+    from ingest.documents import _cut_in
+
+    line = b"I0719 10:14:50.000001 70931 operator.cc:99] CPU op ran\n"
+    noise = line * 40
+    window = noise + start.encode() + b"\n" + noise
+    assert _cut_in(window, len(window) - 100) == len(noise)  # where the run's line starts
+    limit = len(noise) * 2 - 100  # no run start: after the last whole line before it
+    assert _cut_in(noise * 2, limit) == limit // len(line) * len(line)
+
+
 @pytest.mark.parametrize("form", ["batch_size", "batch size", "copy"])
 def test_paddle_print_time_is_never_cut_from_the_lines_above_it(tmp_path: Path, form: str) -> None:
     """PrintTime's "batch latency" line takes its batch size and threads from the two

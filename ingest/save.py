@@ -619,9 +619,13 @@ class Rows:
 
     @property
     def nbytes(self) -> int:
-        """The bytes its tables hold."""
+        """The bytes its tables' buffers hold (a buffer two columns share counted twice).
+
+        The size of the buffers, not Table.nbytes: that one walks each array to count
+        only the part of a buffer it uses, 0.3-0.6 ms a chunk's rows in the process that
+        feeds the workers (40-75 ms of a 500 MB log), where this is 10 us."""
         tables = (self.measurements, self.series, self.runs, self.events, self.passes)
-        return sum(t.nbytes for t in tables if t is not None)
+        return sum(t.get_total_buffer_size() for t in tables if t is not None)
 
     @property
     def records(self) -> int:

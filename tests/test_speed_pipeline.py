@@ -649,6 +649,26 @@ def test_chunks_rows_are_moved_on_by_their_own_amounts_in_their_own_types():
         save._plus(run, np.array([0, 0, 2**31]), [2, 0, 1])
 
 
+def test_rows_travel_from_a_worker_as_they_were():
+    """Rows pickle as Arrow IPC streams (save.Rows.__reduce__): every table comes back
+    equal, in its own schema, and an absent one stays absent. The chunk holds vLLM,
+    trtexec and nsys reports (measurements, profile events) and a pass log (passes)."""
+    import pickle
+
+    passes = ROOT / "data/samples/benchmark-165_2019-08-28_xreki_fuse-elewise-add-act.md"
+    log = _modern_log(3) + passes.read_text(encoding="utf-8")
+    result = documents._packed(_parsed(log))
+    rows = result.rows
+    assert rows.count and rows.events.num_rows and rows.passes.num_rows
+    back = pickle.loads(pickle.dumps(result)).rows
+    for name in ("measurements", "series", "runs", "events", "passes"):
+        table, came = getattr(rows, name), getattr(back, name)
+        assert came.schema.equals(table.schema, check_metadata=True), name
+        assert came.equals(table), name
+    bare = pickle.loads(pickle.dumps(save.Rows.of([], [])))
+    assert bare.events is None and bare.passes is None and bare.count == 0
+
+
 def _old_record_table(records, schema):
     return pa.table(
         [save.column(list(map(attrgetter(f.name), records)), f.type) for f in schema],

@@ -251,7 +251,7 @@ def chunk_text(
             if not markers & {"quote", "cr"}:
                 seen = gate.scan(raw)  # the bytes are the text: offsets agree
                 markers |= seen.markers
-                doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, line_index)
+                doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, line_index, raw)
                 return doc, seen.present
             # A log from Windows (CRLF) or a quoted one: ASCII stays ASCII, so the text is
             # still its own bytes, indexed anew, and the bulk readers take it (a chunk of
@@ -261,7 +261,7 @@ def chunk_text(
             index = LineIndex(encoded)
             seen = gate.scan(encoded)
             markers = line_markers(text, encoded, index.positions) | seen.markers
-            doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, index)
+            doc = DocText(text, meta, first_line, "utf-8", markers, seen.hits, index, encoded)
             return doc, seen.present
     # normalise's steps, its two searches for line ends and quote markers answered by the
     # markers the chunk needs anyway (each search costs 3 ms a 4 MiB chunk): NFKC first,

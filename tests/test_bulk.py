@@ -97,6 +97,33 @@ def test_a_block_holds_exactly_the_measurements_the_line_path_builds(
     assert read == line_by_line
 
 
+@pytest.mark.parametrize("mix", ["session", "latency", "profiler", "demo", "print-time"])
+def test_a_chunks_rows_hold_none_of_the_buffer_it_was_read_into(tmp_path: Path, mix: str) -> None:
+    """The bulk readers read an ASCII chunk's bytes where they were read (DocText.data, a
+    view of a buffer the next chunk is read into): what they give must be copies. The
+    rows of a chunk read from a buffer that is then written over equal those of the
+    same bytes kept."""
+    from ingest import documents
+    from scripts import bench_ingest
+
+    path = tmp_path / f"{mix}.log"
+    bench_ingest.write_mix(path, mix, 1.2)
+    raw = path.read_bytes()
+    meta = DocMeta(uri=path.name)
+
+    def rows(data: bytes | memoryview) -> documents.ChunkResult:
+        chunk = documents.Chunk(memoryview(data), b"", LineIndex(data))
+        return documents._packed(documents.parse_chunk(chunk, "utf-8", "auto", meta))
+
+    kept = rows(raw).rows
+    buffer = bytearray(raw)
+    read = rows(memoryview(buffer)).rows
+    buffer[:] = b"x" * len(buffer)
+    assert kept is not None and read is not None and read.records > 200
+    for name in ("measurements", "series", "runs", "events", "passes"):
+        assert getattr(read, name).equals(getattr(kept, name)), name
+
+
 def test_a_block_divides_microseconds_as_the_units_do() -> None:
     """1890 us is 1.89 ms, as perfboard.units divides it; multiplied by 0.001 it was
     1.8900000000000001, which is not the number printed."""

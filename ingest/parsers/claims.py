@@ -93,7 +93,7 @@ def _hits(doc: DocText) -> Iterator[tuple[int, str, re.Match[str]]]:
         return
     import pyarrow.compute as pc
 
-    data = text.encode("ascii")  # an indexed chunk is ASCII (ingest.documents)
+    data = doc.ascii_bytes()  # an indexed chunk is ASCII (ingest.documents)
     newlines = doc.line_at.positions
     starts, ends = columns.line_bounds(newlines, len(data))
     rows = _candidate_rows(data, newlines, starts, ends)

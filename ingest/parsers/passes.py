@@ -148,7 +148,7 @@ def _bulk(doc: DocText) -> tuple[PassBlock | None, list[Problem]] | None:
     import pyarrow.compute as pc
 
     assert isinstance(doc.line_at, LineIndex)
-    data = doc.text.encode("ascii")  # an indexed chunk is ASCII (ingest.documents)
+    data = doc.ascii_bytes()  # an indexed chunk is ASCII (ingest.documents)
     lines, starts = columns.lines_of(data, doc.line_at.positions)
     candidates = np.flatnonzero(pc.match_substring(lines, "--- ").to_numpy(zero_copy_only=False))
     if not len(candidates):

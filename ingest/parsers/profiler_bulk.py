@@ -78,7 +78,7 @@ class Reader:
     def __init__(self, doc: DocText) -> None:
         assert isinstance(doc.line_at, LineIndex)
         self._doc = doc
-        data = doc.text.encode("ascii")
+        data = doc.ascii_bytes()  # an indexed chunk is ASCII (ingest.documents)
         self._newlines = doc.line_at.positions
         self._starts = np.concatenate(([0], self._newlines + 1))
         self._lines: pa.LargeStringArray | None = None  # made for the first table only

@@ -578,7 +578,7 @@ class DocText:
     # The text's own bytes, when it is ASCII and chunk_text has them (a chunk as read):
     # the bulk readers' buffer (ascii_bytes), where encoding the text again cost 0.9 ms a
     # 4 MiB chunk, each time one of them asked.
-    data: bytes | memoryview | None = field(default=None, repr=False)
+    data: bytes | memoryview | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.line_index is not None and self.first_line == 1:

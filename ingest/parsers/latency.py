@@ -1114,12 +1114,33 @@ _DEMO_KEYS = frozenset(
 )
 
 
-@functools.lru_cache(maxsize=256)  # a sweep prints the same few reports
+# The log prefixes of a report's lines that name no setting, as the demos print them:
+# glog's, whose source file's extension reads as a key of its own ("main.cc:128]": "cc",
+# its value ending at the "]"), and Python logging's default "%(asctime)s - %(name)s -
+# %(levelname)s - " (no key: each word is followed by " - ", not ":"). Without them a
+# sweep's reports are the same few texts, read once each: with them every report was
+# read anew (its stamp differs), 27 us a report.
+_REPORT_PREFIX = re.compile(
+    r"^(?:[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w./-]+\.(?:cc|cpp|cu|h|hpp|c|py):\d+\] "
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - [A-Z]+ - )",
+    re.MULTILINE,
+)
+
+
 def _demo_report(report: str) -> tuple[str, str, tuple[tuple[str, ParamValue], ...], int | None]:
-    """What a report (its "Model name" line to the summary's) says: the first of each
-    setting, the model's line first. A line further down that is no part of the report
-    may name one too: Paddle's GPU start-up prints "device: 0, GPU Compute Capability: 7.0"
-    between an old demo's model line and its summary."""
+    """What a report (its "Model name" line to the summary's) says: _report_settings of
+    its lines without their log prefixes, which add no setting (_REPORT_PREFIX)."""
+    return _report_settings(_REPORT_PREFIX.sub("", report))
+
+
+@functools.lru_cache(maxsize=256)  # a sweep prints the same few reports
+def _report_settings(
+    report: str,
+) -> tuple[str, str, tuple[tuple[str, ParamValue], ...], int | None]:
+    """What a report says: the first of each setting, the model's line first. A line
+    further down that is no part of the report may name one too: Paddle's GPU start-up
+    prints "device: 0, GPU Compute Capability: 7.0" between an old demo's model line and
+    its summary."""
     settings: dict[str, str] = {}
     for key, value in _DEMO_PAIR.findall(report):
         name = "_".join(key.lower().split())

@@ -546,6 +546,46 @@ def test_the_report_form_reads_the_qps_on_the_line_under_the_latency() -> None:
     assert (qps.value, qps.line, qps.raw) == (401.9690212431476, 8, "QPS: 401.9690212431476")
 
 
+def _reports(text: str) -> list[str]:
+    """Each report of a log as _demo_context hands it over: its "Model name" on."""
+    starts = [m.start() for m in re.finditer("Model name", text)]
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "dropped"),
+    [
+        ("I0311 10:02:17.338230 41250 main.cc:121] ", True),
+        ("W1125 10:00:00  7 paddle/fluid/inference/api/analysis_predictor.cc:1 ] ", False),
+        ("I0311 10:02:17.338230 41250 x.device:121] ", False),  # an extension that is a key
+        ("I0311 10:02:17.338230 41250 batch_size:121] ", False),  # a file that is a key
+        ("2021-03-11 10:02:17,338 - __main__ - INFO - ", True),
+        ("2021-03-11 10:02:17,338 - device - WARNING - ", True),
+        ("2021-03-11 10:02:17,338 - device: cpu - INFO - ", False),  # a name with a setting
+    ],
+)
+def test_a_reports_log_prefixes_are_left_out_only_where_they_name_no_setting(
+    prefix: str, dropped: bool
+) -> None:
+    """_demo_report reads a report without its lines' log prefixes (so a sweep's reports
+    are read once each): it must say what the whole text says, whatever the prefix."""
+    texts = [
+        (DEMO_REPORTS / name).read_text(encoding="utf-8")
+        for name in sorted(p.name for p in DEMO_REPORTS.glob("*.log"))
+    ]
+    bare = [re.sub(r"(?m)^(?:[IWEF]\d{4} .*?\] |\d{4}-.*? - INFO - )", "", t) for t in texts]
+    reports = [r for text in bare for r in _reports(text)]
+    assert len(reports) == 4
+    for report in reports:
+        first, *rest = report.split("\n")
+        prefixed = "\n".join([first, *(prefix + line for line in rest)])
+        assert latency._demo_report(prefixed) == latency._report_settings(prefixed)
+        left_out = latency._REPORT_PREFIX.sub("", prefixed) == report
+        assert left_out == dropped
+        if dropped:  # glog's and logging's own: the report reads as it would bare
+            assert latency._demo_report(prefixed) == latency._report_settings(report)
+
+
 def test_fp32_and_int8_runs_of_one_log_are_two_series() -> None:
     found = measurements(demo_report("python-benchmark_trt-fp32-int8.log"))
     latencies = [(m.params["precision"], m.value) for m in found if m.metric == "latency"]

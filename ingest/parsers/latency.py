@@ -180,13 +180,16 @@ def _read_spans(doc: DocText, spans: list[tuple[int, int]]) -> Iterator[Item]:
     for (start, end), number in zip(spans, numbers, strict=True):
         # Nearly every hit in a big log is a well-formed tester (or helper) line: read it
         # with one match and no nested generators; anything else takes the general path.
-        m = fast(text, start, end)
+        # A line without "Run " is no tester line: its two patterns are not tried (the
+        # prefixed one's lazy prefix tries every position of a PrintTime line).
+        tester = text.find("Run ", start, end) >= 0
+        m = fast(text, start, end) if tester else None
         if m is not None:
             item = _fast_record(m, text[start:end], number, created)
             if item is not None:
                 yield item
                 continue
-        elif (m := fast_prefixed(text, start, end)) is not None:
+        elif tester and (m := fast_prefixed(text, start, end)) is not None:
             item = _prefixed_record(m, text[start:end], number, created)
             if item is not None:
                 yield item
@@ -903,9 +906,10 @@ def _helper_context(text: str, line_start: int, line: str) -> dict[str, str]:
             other = _GLOG_THREAD.match(above)
             if other is None or other.group(1) != thread.group(1):
                 continue
-        if "atency" in above and _HELPER.search(above):
+        rule = above.find("===")  # where a record's or a header's match may start
+        if "atency" in above and _HELPER.search(above, rule):
             break  # the record before this one: its lines are not ours
-        header = _HELPER_HEADER.search(above)
+        header = _HELPER_HEADER.search(above, rule)
         if header is None:
             continue
         kind = "batch_size" if header.group("body").startswith("batch") else "threads"

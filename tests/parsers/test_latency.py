@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import replace
 from datetime import datetime
@@ -279,6 +280,72 @@ def test_print_time_in_three_lines_takes_batch_size_and_threads_from_its_thread(
 
 # PrintTime since 2021 (Paddle's tester_helper.h): "batch size" with a space, and the data
 # type after the fps.
+def _context_searched_from_the_start(text: str, line_start: int, line: str) -> dict[str, str]:
+    """latency._helper_context as it was before it searched each line from its first
+    "===" (the reference of the test below)."""
+    thread = latency._GLOG_THREAD.match(line)
+    found: dict[str, str] = {}
+    seen: set[str] = set()
+    for above in latency._lines_above(text, line_start, thread):
+        if "=====" not in above:
+            continue
+        if thread is not None:
+            other = latency._GLOG_THREAD.match(above)
+            if other is None or other.group(1) != thread.group(1):
+                continue
+        if "atency" in above and latency._HELPER.search(above):
+            break
+        header = latency._HELPER_HEADER.search(above)
+        if header is None:
+            continue
+        kind = "batch_size" if header.group("body").startswith("batch") else "threads"
+        if kind not in seen:
+            seen.add(kind)
+            found = {**latency._header_fields(header.group("body")), **found}
+            if len(seen) == 2:
+                break
+    return found
+
+
+def test_a_helpers_context_is_the_same_searched_from_a_lines_first_rule() -> None:
+    """PrintTime's header and record lines, their rules of three to seven "=", some
+    with text or a shorter rule before them, glog-prefixed by two threads or bare: each
+    record's context is what a search from each line's start finds."""
+    rng = random.Random(11)
+
+    def rule() -> str:
+        return "=" * rng.randrange(3, 8)
+
+    lines = []
+    for _ in range(3000):
+        body = rng.choice(
+            [
+                f"threads: {rng.randrange(1, 9)}, thread id: {rng.randrange(4)}",
+                f"batch_size: {rng.randrange(1, 33)}, iterations: 5, repetitions: 10",
+                f"batch size: {rng.randrange(1, 33)}, iterations: 5",
+                "num of threads: 4",
+                "batch latency: 40.1ms, number of samples: 40, sample latency: 5.0125ms",
+                "latency: 3.2ms",
+            ]
+        )
+        lead = rng.choice(["", "", "x ", "=== ", "== a ===== "])
+        text = f"{lead}{rule()} {body} {rule() if rng.random() < 0.8 else ''}"
+        if rng.random() < 0.7:
+            tid = rng.choice(["1234", "1235"])
+            text = f"I1125 10:00:00.000003  {tid} tester_helper.h:380] {text}"
+        lines.append(text)
+    text = "\n".join(lines) + "\n"
+    checked = found = 0
+    start = 0
+    for line in lines:
+        if "latency:" in line:
+            context = latency._helper_context(text, start, line)
+            assert context == _context_searched_from_the_start(text, start, line), line
+            checked, found = checked + 1, found + bool(context)
+        start += len(line) + 1
+    assert checked > 500 and found > 300
+
+
 PRINT_TIME_2021 = PRINT_TIME.replace("batch_size: 8", "batch size: 8").replace(
     "fps: 199.5 ======", "fps: 199.5, data type: float32 ======"
 )

@@ -1131,10 +1131,15 @@ _REPORT_PREFIX = re.compile(
 )
 
 
+# Cached as written too: a dense log of bare summaries asks for the same short report
+# tens of thousands of times a chunk, and a call more each time cost it 18 %.
+@functools.lru_cache(maxsize=256)
 def _demo_report(report: str) -> tuple[str, str, tuple[tuple[str, ParamValue], ...], int | None]:
     """What a report (its "Model name" line to the summary's) says: _report_settings of
     its lines without their log prefixes, which add no setting (_REPORT_PREFIX)."""
-    return _report_settings(_REPORT_PREFIX.sub("", report))
+    if "] " in report or " - " in report:  # else there is no prefix to take off
+        report = _REPORT_PREFIX.sub("", report)
+    return _report_settings(report)
 
 
 @functools.lru_cache(maxsize=256)  # a sweep prints the same few reports

@@ -613,13 +613,17 @@ class Rows:
             )
         return cls(table, pa.table(columns), run_table)
 
+    @property
+    def tables(self) -> tuple[pa.Table | None, ...]:
+        """Its tables in the order of its fields (events and passes may be None)."""
+        return (self.measurements, self.series, self.runs, self.events, self.passes)
+
     def __reduce__(self) -> tuple[Any, ...]:
         # How rows travel from a worker: each table as an Arrow IPC stream. A pickled
         # table goes column by column through its schema: a tester chunk's rows took
         # 0.72 ms both ways, 0.20 as streams; the process that unpickles them is the one
         # that feeds the workers and writes the store.
-        tables = (self.measurements, self.series, self.runs, self.events, self.passes)
-        return (_rows_from_streams, tuple(_as_stream(t) for t in tables))
+        return (_rows_from_streams, tuple(_as_stream(t) for t in self.tables))
 
     @property
     def count(self) -> int:
@@ -632,8 +636,7 @@ class Rows:
         The size of the buffers, not Table.nbytes: that one walks each array to count
         only the part of a buffer it uses, 0.3-0.6 ms a chunk's rows in the process that
         feeds the workers (40-75 ms of a 500 MB log), where this is 10 us."""
-        tables = (self.measurements, self.series, self.runs, self.events, self.passes)
-        return sum(t.get_total_buffer_size() for t in tables if t is not None)
+        return sum(t.get_total_buffer_size() for t in self.tables if t is not None)
 
     @property
     def records(self) -> int:

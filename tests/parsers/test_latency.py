@@ -613,6 +613,29 @@ def test_the_report_form_reads_the_qps_on_the_line_under_the_latency() -> None:
     assert (qps.value, qps.line, qps.raw) == (401.9690212431476, 8, "QPS: 401.9690212431476")
 
 
+def test_real_demo_logs_read_as_their_authors_printed_them() -> None:
+    """Two logs pasted in PaddlePaddle/continuous_integration (README there): a C++ CPU
+    report, and a TensorRT FP16 one followed by the Python monitor's logging lines."""
+    cpu = measurements(demo_report("continuous-integration-pr55_cpp-cpu-mkldnn.log"))
+    want = {"batch_size": 1, "threads": 1, "enable_mkldnn": True, "ir_optim": True}
+    assert [(m.metric, m.value, m.line) for m in cpu] == [
+        ("latency", 22.1658, 10),
+        ("throughput", 45.1145, 10),
+    ]
+    for m in cpu:  # threads: cpu_math_library_num_threads, printed after "thread num"
+        assert (m.benchmark, m.device, m.params) == ("mobilenetv1", "CPU", want)
+    assert cpu[0].samples == 10
+    trt = measurements(demo_report("continuous-integration-benchmark-readme_cpp-trt-fp16.log"))
+    want = {"batch_size": 4, "enable_tensorrt": True, "ir_optim": True, "precision": "fp16"}
+    assert [(m.metric, m.value, m.line) for m in trt] == [
+        ("latency", 0.960231, 11),
+        ("throughput", 4165.66, 11),
+    ]
+    for m in trt:
+        assert (m.benchmark, m.device, m.params) == ("AlexNet", "GPU", want)
+    assert trt[0].samples == 1000
+
+
 def _reports(text: str) -> list[str]:
     """Each report of a log as _demo_context hands it over: its "Model name" on."""
     starts = [m.start() for m in re.finditer("Model name", text)]
@@ -642,7 +665,7 @@ def test_a_reports_log_prefixes_are_left_out_only_where_they_name_no_setting(
     ]
     bare = [re.sub(r"(?m)^(?:[IWEF]\d{4} .*?\] |\d{4}-.*? - INFO - )", "", t) for t in texts]
     reports = [r for text in bare for r in _reports(text)]
-    assert len(reports) == 4
+    assert len(reports) == 6
     for report in reports:
         first, *rest = report.split("\n")
         prefixed = "\n".join([first, *(prefix + line for line in rest)])

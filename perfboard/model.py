@@ -8,6 +8,7 @@ in a test as it is.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -29,7 +30,22 @@ def canonical_json(value: Any) -> str:
     orjson: the same text as json.dumps(sort_keys=True, separators=(",", ":"),
     ensure_ascii=False), eight times faster; it runs once per stored measurement.
     """
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # orjson refuses an int beyond 64 bits (a count as a log printed it)
+        if not _has_long_int(value):
+            raise
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _has_long_int(value: Any) -> bool:
+    if isinstance(value, int):
+        return not -(2**63) <= value < 2**64
+    if isinstance(value, dict):
+        return any(_has_long_int(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_long_int(v) for v in value)
+    return False
 
 
 # The columns of a series' identity, in the order of Measurement.series_identity (and of

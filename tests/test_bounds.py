@@ -108,3 +108,31 @@ def test_a_phase_rows_pr_number_beyond_bigint_keeps_the_row_without_its_pr(
     assert line == 12 and reason.startswith("pr_number = 1e+20 is beyond what the store holds")
     assert reason.endswith("the milestone is kept without its PR number")
     assert cut[0] == 13 and cut[2] == "row cut short: 4 of 6 cells"
+
+
+def test_a_stat_beyond_64_bits_is_stored_as_printed(tmp_path: Path) -> None:
+    # PrintTime's lines (tester_helper.h), the second record's fps as long as a log may
+    # print it: orjson refuses such an int, and the whole document failed ("internal
+    # error: TypeError: Integer exceeds 64-bit range").
+    glog = "I1125 10:00:53.087609  7238 tester_helper.h:384] ====== "
+    path = tmp_path / "print_time.log"
+    path.write_text(
+        f"{glog}threads: 1, thread id: 0 ======\n"
+        f"{glog}batch_size: 1, iterations: 5, repetitions: 10 ======\n"
+        f"{glog}batch latency: 30.282ms, number of samples: 5, sample latency: 30.2815ms,"
+        " fps: 33023 ======\n"
+        f"{glog}batch latency: 1.5ms, number of samples: 5, sample latency: 1.5ms,"
+        " fps: 1000000000000000000000 ======\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "store.duckdb"
+    ingest("auto", str(path), "--db", str(store))
+    assert stored(store, "SELECT line, value, stats FROM measurements ORDER BY line") == [
+        (
+            3,
+            30.2815,
+            '{"batch_latency":30.282,"fps":33023,"iterations":5,"repetitions":10,"thread_id":0}',
+        ),
+        (4, 1.5, '{"batch_latency":1.5,"fps":1000000000000000000000}'),
+    ]
+    assert errors(store) == []

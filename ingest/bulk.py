@@ -3,9 +3,10 @@
 Blocks stay columns only where ingest.runs would fill nothing per record from the text
 around it: a plain log (no heading, fence or comment header, and too large for line
 labels), with at most one block of measurements and one of passes, where the measurement
-block's parser is the only one that found measurements and every row names its benchmark.
-Then the fills are the document's own (project, version, date), the same for every row,
-and runs are assigned over arrays (assign_runs) by runs' very rule. Anywhere else
+block's parser is the only one that found measurements, and every record names its
+benchmark or none does. Then the fills are the document's own (project, version, date, and
+the model where no record names one), the same for every row, and runs are assigned over
+arrays (assign_runs) by runs' very rule. Anywhere else
 `materialise` puts each block's rows back among its parser's objects, as the records the
 parser's line path builds, and ingest.runs does what it always did.
 """
@@ -53,9 +54,13 @@ def stays_columns(doc: DocText, found: Found, contexts: runs.Contexts) -> bool:
     block = measurement_blocks[0]
     if block.end - block.first != len(found.measurements):
         return False  # another parser's measurements: runs would order and fill them too
-    if any(not m.benchmark for m in found.measurements):
-        return False
-    return pc.min(pc.binary_length(block.table["benchmark"])).as_py() > 0
+    # A record that names no benchmark takes the one its run names (runs.named_benchmarks),
+    # else the document's. Only where every record names one, or none does, is that the
+    # same for every row (the document's: assemble).
+    unnamed_objects = sum(not m.benchmark for m in found.measurements)
+    unnamed_rows = pc.sum(pc.equal(pc.binary_length(block.table["benchmark"]), 0)).as_py() or 0
+    unnamed = unnamed_objects + unnamed_rows
+    return unnamed in (0, len(found.measurements) + block.table.num_rows)
 
 
 def materialise(found: Found) -> None:
@@ -94,6 +99,7 @@ def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
     runs.fill_phases(doc, found, contexts, doc_model)
     meta = doc.meta
     if measured is not None:
+        measured.table = _named(measured.table, doc_model)
         for template in measured.templates:
             template.project = meta.project
             template.version = meta.version or None
@@ -118,6 +124,20 @@ def assemble(doc: DocText, found: Found, contexts: runs.Contexts) -> Rows:
     if events is not None:
         rows.events = events.table.cast(EVENT_SCHEMA)
     return rows
+
+
+def _named(table: pa.Table, doc_model: runs.DocModel) -> pa.Table:
+    """The rows' benchmarks, the document's model where a row names none (stays_columns:
+    then no record of the chunk names one), as runs.fill_measurement fills them."""
+    import pyarrow.compute as pc
+
+    benchmark = table["benchmark"]
+    unnamed = pc.equal(pc.binary_length(benchmark), 0)
+    if not pc.any(unnamed).as_py():
+        return table
+    name = doc_model.name() or runs.UNKNOWN_BENCHMARK
+    filled = pc.if_else(unnamed, pa.scalar(name, pa.large_string()), benchmark)
+    return table.set_column(table.schema.get_field_index("benchmark"), "benchmark", filled)
 
 
 @dataclass(slots=True)
@@ -224,7 +244,7 @@ def _measurement_codes(
     block: MeasurementBlock, code: Callable[[tuple[object, ...] | None], int]
 ) -> np.ndarray:
     """The run key code of each row (runs.record_key of its Measurement): one a distinct
-    (benchmark, metric, statistic, variant) of the block."""
+    (benchmark, metric, statistic, variant, thread id) of the block."""
     import pyarrow.compute as pc
 
     templates, table = block.templates, block.table
@@ -233,15 +253,17 @@ def _measurement_codes(
         table["metric"],
         table["statistic"],
         pa.array(block.variant_of_rows).cast(pa.large_string()),
+        pa.array(block.thread_of_rows).cast(pa.large_string()),
         pa.scalar("\x1f", pa.large_string()),
     )
     combos = joined.combine_chunks().dictionary_encode()
     combo_codes = []
     for combo in combos.dictionary.to_pylist():
-        benchmark, metric, statistic, variant = combo.split("\x1f")
+        benchmark, metric, statistic, variant, thread = combo.split("\x1f")
         t = templates[int(variant)]
         params = tuple(sorted(t.params.items()))
-        key = ("m", benchmark, t.task, metric, t.framework, params, None, statistic or None)
+        thread_id = None if thread == "-1" else int(thread)
+        key = ("m", benchmark, t.task, metric, t.framework, params, thread_id, statistic or None)
         combo_codes.append(code(key))
     return np.asarray(combo_codes, np.int64)[combos.indices.to_numpy()]
 

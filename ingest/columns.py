@@ -62,6 +62,9 @@ class MeasurementBlock:
     run: np.ndarray | None = field(default=None, repr=False)
     variants: list[Measurement] = field(default_factory=list)
     variant: np.ndarray | None = field(default=None, repr=False)
+    # Each row's stats["thread_id"] (-1: none), a part of its run key (runs.record_key):
+    # PrintTime's records of two threads side by side are one run. None: no row has one.
+    thread: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def templates(self) -> list[Measurement]:
@@ -83,6 +86,13 @@ class MeasurementBlock:
             self.table = self.table.set_column(line, "line", moved)
         if runs and self.run is not None:
             self.run = self.run + runs
+
+    @property
+    def thread_of_rows(self) -> np.ndarray:
+        """Each row's thread id in its run key (-1: none)."""
+        if self.thread is None:
+            return np.full(self.table.num_rows, -1, np.int64)
+        return self.thread
 
     @property
     def lines(self) -> np.ndarray:

@@ -197,6 +197,180 @@ def test_a_demo_block_holds_exactly_the_measurements_the_line_path_builds(
     assert {m.params.get("precision") for m in resnet} == {"fp16", "int8", None}
 
 
+def print_time_lines(rng: random.Random, threads: list[str]) -> list[str]:
+    """One test's PrintTime output (tester_helper.h): each thread's threads header, batch
+    header and record, the threads' lines side by side, now and then in every way the
+    bulk path must leave to the line path: a header missing or in another form, a line
+    holding "=====" between, the headers beyond 64 lines, the old one-line record, a record
+    over two lines, an absurd value, numbers written oddly, a file name with "=" or "]"."""
+    batch = rng.choice(["1", "4", "16", "007"])
+    count = len(threads)
+    data_type = rng.choice(["", "", ", data type: float32", ", data type: int8", ", data type: 32"])
+
+    def glog(thread: str, file: str = "tester_helper.h:380") -> str:
+        if thread == "bare":
+            return ""
+        clock = f"10:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
+        fraction = rng.choice([f".{rng.randrange(10**6):06d}", "", ".5"])
+        return f"I1125 {clock}{fraction}{' ' * rng.randrange(1, 3)}{thread} {file}] "
+
+    per_thread = []
+    for index, thread in enumerate(threads):
+        header = [
+            f"====== threads: {count}, thread id: {index} ======",
+            f"====== {rng.choice(['batch_size', 'batch size'])}: {batch}, iterations: 5,"
+            f" repetitions: {rng.choice(['10', '3'])} ======",
+        ]
+        odd = rng.random()
+        if odd < 0.04:
+            header.pop(rng.randrange(2))
+        elif odd < 0.08:
+            header[0] = f"====== num of threads: {count} ======"
+        elif odd < 0.1:
+            header[1] = f"====== batch size: {batch}, iterations: 5"
+        elif odd < 0.12:
+            header.insert(1, "====== loading the model ======")
+        elif odd < 0.14:
+            header.insert(rng.randrange(3), "=====")
+        ms = rng.choice([f"{rng.uniform(1, 90):.4f}", "30.", "030.5", "12", "90000000.1"])
+        fps = rng.choice([f", fps: {rng.uniform(1, 900):.3f}", ", fps: 33", ", fps: 033", ""])
+        fps = rng.choice([fps, fps, ", fps: 45.", ", fps: 1234567890123456789012"])
+        record = (
+            f"====== batch latency: {ms}ms, number of samples: 5, sample latency:"
+            f" {ms}ms{fps}{data_type} ======{rng.choice(['', '', ' ', ' x'])}"
+        )
+        if rng.random() < 0.03:
+            record = (
+                f"====== batch_size: {batch}, repeat: 10, threads: {count}, thread id: {index},"
+                f" latency: {ms}ms, fps: 33.0 ======"
+            )
+        lines = [glog(thread) + line for line in header]
+        odd = rng.random()
+        if odd < 0.03:
+            lines.append(glog(thread, rng.choice(["a=b.h:3", "a]b.h:3"])) + record)
+        elif odd < 0.06 and ", sample latency" in record:
+            cut = record.index(", sample latency")
+            lines += [glog(thread) + record[:cut], glog(thread) + record[cut:]]
+        else:
+            lines.append(glog(thread) + record)
+        per_thread.append(lines)
+    out = []
+    while any(per_thread):  # side by side, in a random order
+        lines = rng.choice([lines for lines in per_thread if lines])
+        out.append(lines.pop(0))
+        if rng.random() < 0.02:
+            out += [glog(rng.choice(threads)) + "load ..."] * rng.choice([3, 70])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_print_time_block_holds_exactly_the_measurements_the_line_path_builds(
+    seed: int,
+) -> None:
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(1500):
+        count = rng.choice([1, 2, 2, 4])
+        threads = rng.sample(["7238", "7239", "17", "123456", "bare"], count)
+        lines += print_time_lines(rng, threads)
+    text = "\n".join(lines) + "\n"
+    doc = chunk_doc(text, None)
+    items = list(latency.parse(doc))
+    blocks = [item for item in items if isinstance(item, MeasurementBlock)]
+    assert len(blocks) == 1 and blocks[0].table.num_rows > 800
+    others = [item for item in items if not isinstance(item, MeasurementBlock)]
+    assert len(others) > 200  # every way above that the line path reads
+    read = sorted([*others, *blocks[0].records()], key=lambda item: item.line)
+    line_by_line = list(latency.parse(DocText(text, doc.meta)))  # no hits: the line path
+    assert read == line_by_line
+    assert blocks[0].thread_of_rows.tolist() == [m.stats["thread_id"] for m in blocks[0].records()]
+    first = blocks[0].records()[0]
+    assert set(first.params) >= {"batch_size", "threads"} and first.stats["batch_latency"] > 0
+
+
+def test_a_print_time_block_reads_paddles_own_lines() -> None:
+    # tester_helper.h's PrintTime, two threads side by side (the print-time mix), 300 times.
+    out = []
+    for k in range(300):
+        for tid, thread in enumerate(("7238", "7239")):
+            out.append(
+                f"I1125 10:00:53.08760{tid}  {thread} tester_helper.h:380] ====== threads: 2,"
+                f" thread id: {tid} ======"
+            )
+        for thread in ("7238", "7239"):
+            out.append(
+                f"I1125 10:00:53.087609  {thread} tester_helper.h:382] ====== batch_size:"
+                f" {k % 5 + 1}, iterations: 5, repetitions: 10 ======"
+            )
+        for thread in ("7238", "7239"):
+            out.append(
+                f"I1125 10:00:53.087609  {thread} tester_helper.h:384] ====== batch latency:"
+                f" 30.282ms, number of samples: 5, sample latency: 30.2815ms, fps: 33.023 ======"
+            )
+    items = list(latency.parse(chunk_doc("\n".join(out) + "\n", None)))
+    (block,) = items
+    assert isinstance(block, MeasurementBlock) and block.table.num_rows == 600
+    first = block.records()[0]
+    assert (first.value, first.unit, first.params) == (
+        30.2815,
+        "ms",
+        {"batch_size": 1, "threads": 2},
+    )
+    assert first.stats == {
+        "batch_latency": 30.282,
+        "fps": 33.023,
+        "iterations": 5,
+        "repetitions": 10,
+        "thread_id": 0,
+    }
+    assert (first.line, block.records()[1].stats["thread_id"]) == (5, 1)
+
+
+def print_time_log(path: Path, rng: random.Random, tests: int, extra: str = "") -> None:
+    lines = []
+    for k in range(tests):
+        lines += print_time_lines(rng, rng.sample(["7238", "7239", "17"], rng.choice([1, 2, 3])))
+        if k == tests // 2:
+            lines.append(extra)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("date", [None, datetime(2020, 11, 25)])
+def test_a_print_time_log_stores_what_the_line_path_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: list[int], date: datetime | None
+) -> None:
+    path = tmp_path / "print_time.log"
+    print_time_log(path, random.Random(12), 9000)
+    meta = DocMeta(uri="print_time.log", project="ernie", created_at=date)
+    columns, pooled, line_by_line = three_ways(path, tmp_path, meta, monkeypatch, counted)
+    assert len(line_by_line["measurements"]) > 14_000
+    assert {s[3] for s in line_by_line["series"]} == {"unknown"}  # no record names one
+    assert columns == line_by_line
+    assert pooled == line_by_line
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "I0911 06:41:55.494792  7238 ernie_tester.cc:345] Run 3 samples, average latency:"
+        " 1.5 ms per sample.",  # a record that names its benchmark: the others take it
+        "model: bert, batch_size: 1",  # the model the document names: every record's
+    ],
+    ids=["a-named-record", "a-named-model"],
+)
+def test_a_print_time_log_with_a_benchmark_named_stores_what_the_line_path_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: list[int], extra: str
+) -> None:
+    path = tmp_path / "print_time.log"
+    print_time_log(path, random.Random(13), 3000, extra)
+    meta = DocMeta(uri="print_time.log", project="ernie")
+    columns = stored(path, tmp_path, "columns", meta)
+    line_path(monkeypatch)
+    line_by_line = stored(path, tmp_path, "lines", meta)
+    assert columns == line_by_line
+    assert {s[3] for s in line_by_line["series"]} - {"unknown"}
+
+
 def a_pass_log_line(rng: random.Random) -> str:
     """A line of a predictor's optimisation log: passes, "detected" lines, glog noise."""
     glog = f"I0718 10:11:44.{rng.randrange(10**6):06d} 2153053 fuse_pass_base.cc:59] "

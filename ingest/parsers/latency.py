@@ -70,7 +70,7 @@ import functools
 import re
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -81,6 +81,9 @@ from ingest.parsers.cells import NUMBER
 from ingest.text import DocText, LineIndex
 from perfboard.model import Item, Measurement, ParamValue, Problem
 from perfboard.units import ABSURD_MS, Quantity, UnitError, normalise
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NAME = "latency"
 ANCHORS: tuple[str, ...] = ("atency",)
@@ -154,15 +157,16 @@ def parse(doc: DocText) -> Iterator[Item | MeasurementBlock]:
     """Measurements and Problems of every latency line in the document, in order.
 
     A chunk of a dense log (BULK_MIN hit lines or more, its newline index at hand) gives
-    its well-formed tester lines (_bulk) and demo summaries (_bulk_demo) as one
-    MeasurementBlock and reads the others line by line; a block's rows are exactly the
-    Measurements the line path would build.
+    its well-formed tester lines (_bulk), demo summaries (_bulk_demo) and PrintTime
+    records (_bulk_helper) as one MeasurementBlock and reads the others line by line; a
+    block's rows are exactly the Measurements the line path would build.
     """
     positions = doc.hits.get(NAME) if doc.hits is not None else None
     if positions is not None and len(positions) >= BULK_MIN and isinstance(doc.line_at, LineIndex):
         block, spans = _bulk(doc, positions)
         demo, spans = _bulk_demo(doc, spans) if len(spans) >= BULK_MIN else (None, spans)
-        merged = _merged(block, demo)
+        helper, spans = _bulk_helper(doc, spans) if len(spans) >= BULK_MIN else (None, spans)
+        merged = _merged(_merged(block, demo), helper)
         if merged is not None:
             yield merged
     else:
@@ -618,6 +622,233 @@ def _bulk_demo(
     return block, others
 
 
+# -- PrintTime's records in bulk -----------------------------------------------------
+
+# A glog prefix as _GLOG_THREAD reads it, for RE2 over ASCII lines: its thread id.
+_GLOG_THREAD_RE2 = r"^[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +(?P<thread>\d+) "
+# PrintTime's three lines as Paddle's tester_helper.h prints them, after a glog prefix
+# whose file name holds no white space (Python's \s: RE2's lacks \v and \x1c-\x1f), "]" or
+# "=" (a "===" there would move where the line path looks for a header): a threads
+# header, a batch header, and a record as _FAST_HELPER reads it. Each number is whole.
+_PRINT_TIME_RE2 = (
+    _GLOG_THREAD_RE2 + r"[^\t\n\x0b\x0c\r\x1c-\x1f \]=]+\] ====== (?:"
+    r"threads: (?P<threads>\d+), thread id: (?P<thread_id>\d+)"
+    r"|batch[_ ]size: (?P<batch_size>\d+), iterations: (?P<iterations>\d+),"
+    r" repetitions: (?P<repetitions>\d+)"
+    r"|batch latency: (?P<batch>\d+\.?\d*)ms, number of samples: \d+, sample latency:"
+    r" (?P<sample>\d+\.?\d*)ms(?:, fps: (?P<fps>\d+\.?\d*))?(?:, data type: (?P<data_type>\w+))?"
+    r") ======[ \t]*$"
+)
+_RULE = b"====="  # what a line must hold for _helper_context to look at it
+_OTHER, _THREADS, _BATCH, _RECORD = range(4)
+_LONGEST_INT = 18  # digits: any such count fits in int64
+
+
+def _bulk_helper(
+    doc: DocText, spans: list[tuple[int, int]]
+) -> tuple[MeasurementBlock | None, list[tuple[int, int]]]:
+    """PrintTime's records among hit lines (its "batch latency" line, under its threads
+    and batch headers), as one block; the spans of the others.
+
+    What _fast_helper and _helper_context decide per record is decided here per array.
+    Every line holding "=====" after a glog prefix is what the context walk of a record of
+    its thread may look at: RE2 tells its kind. Within a thread, the lines before each
+    record give the nearest threads header, batch header and record, and the nearest line
+    of another kind. A record goes into the block when its walk would find both headers
+    (within HELPER_CONTEXT_LINES lines, before the thread's previous record) and pass no
+    line of another kind on the way; any other (a header missing, an unusual line on the
+    way, an absurd value, a number Arrow does not take) goes to the line path.
+    """
+    import orjson
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    assert isinstance(doc.line_at, LineIndex)
+    data = doc.ascii_bytes()  # an indexed chunk is ASCII (ingest.documents)
+    newlines = doc.line_at.positions
+    rows = np.unique(newlines.searchsorted(_occurrences(np.frombuffer(data, np.uint8), _RULE)))
+    starts = np.concatenate(([0], newlines + 1))[rows]
+    ends = np.append(newlines, len(data))[rows]
+    lines = columns.spans(data, starts, ends)
+    prefixed = pc.extract_regex(lines, _GLOG_THREAD_RE2)
+    glog = prefixed.is_valid().to_numpy(zero_copy_only=False)
+    found = pc.extract_regex(lines, _PRINT_TIME_RE2)
+    field = {name: pc.struct_field(found, [k]) for k, name in enumerate(_PRINT_TIME_FIELDS)}
+    kind = np.full(len(rows), _OTHER, np.int8)
+    kind[_given(field["threads"])] = _THREADS
+    kind[_given(field["batch_size"])] = _BATCH
+    kind[_given(field["sample"])] = _RECORD
+    kind, rows, starts, ends = kind[glog], rows[glog], starts[glog], ends[glog]
+    picked = pa.array(glog)
+    field = {name: column.filter(picked) for name, column in field.items()}
+    thread = pc.struct_field(prefixed.filter(picked), [0]).dictionary_encode().indices
+    if not (kind == _RECORD).any():
+        return None, spans
+
+    # Each line's thread and place in it; the last line of each kind before it, if in it.
+    order = np.lexsort((rows, thread.to_numpy()))
+    kind, rows, starts, ends = kind[order], rows[order], starts[order], ends[order]
+    field = {name: column.take(pa.array(order)) for name, column in field.items()}
+    group = thread.to_numpy()[order]
+    n = len(order)
+    first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    group_start = np.repeat(first, np.diff(np.append(first, n)))
+    at = np.arange(n)
+
+    def last_before(of: int) -> np.ndarray:
+        inclusive = np.maximum.accumulate(np.where(kind == of, at, -1))
+        before = np.concatenate(([-1], inclusive[:-1]))
+        return np.where(before >= group_start, before, -1)
+
+    threads, batches = last_before(_THREADS), last_before(_BATCH)
+    records, others = last_before(_RECORD), last_before(_OTHER)
+    farther = np.minimum(threads, batches)
+    ok = (kind == _RECORD) & (farther >= 0) & (farther > records) & (others < farther)
+    ok &= rows - rows[np.maximum(farther, 0)] <= HELPER_CONTEXT_LINES
+    ok &= np.isin(starts, np.asarray([start for start, _ in spans], np.int64))
+    try:  # a record's two values (NaN on other lines)
+        sample, batch = _floats(field["sample"]), _floats(field["batch"])
+    except pa.ArrowInvalid:  # a spelling Arrow does not take: the line path reads them all
+        return None, spans
+    ok &= (sample <= ABSURD_MS) & (batch <= ABSURD_MS)  # NaN: not a record's
+    fps = field["fps"]
+    fps_given = _given(fps)
+    whole_fps = fps_given & ~pc.fill_null(pc.match_substring(fps, "."), False).to_numpy(
+        zero_copy_only=False
+    )
+    for name in ("iterations", "repetitions", "batch_size", "threads", "thread_id"):
+        source = batches if name in ("iterations", "repetitions", "batch_size") else threads
+        ok &= _digits(field[name], np.maximum(source, 0)) <= _LONGEST_INT
+    ok &= ~whole_fps | (pc.utf8_length(fps).to_numpy(zero_copy_only=False) <= _LONGEST_INT)
+    keep = np.flatnonzero(ok)
+    if not len(keep):
+        return None, spans
+    taken = set(starts[keep].tolist())
+    rest = [span for span in spans if span[0] not in taken]
+
+    def of_header(name: str, headers: np.ndarray) -> pa.Array:
+        return field[name].take(pa.array(headers[keep]))
+
+    def as_int(values: pa.Array) -> pa.Array:  # a count as JSON: int(text), written back
+        return pc.cast(pc.cast(values, pa.int64()), pa.large_string())
+
+    def as_float(values: np.ndarray) -> pa.Array:  # as canonical_json writes a float
+        written = orjson.dumps(values.tolist())[1:-1].split(b",") if len(values) else []
+        return pa.array(written, pa.binary()).cast(pa.large_string())
+
+    tid = of_header("thread_id", threads)
+    fps_kept = fps.take(pa.array(keep))
+    whole = whole_fps[keep]
+    fraction = fps_given[keep] & ~whole
+    fps_json = np.full(len(keep), None, object)
+    if whole.any():
+        fps_json[whole] = as_int(fps_kept.filter(pa.array(whole))).to_numpy(zero_copy_only=False)
+    if fraction.any():
+        values = pc.cast(fps_kept.filter(pa.array(fraction)), pa.float64()).to_numpy()
+        fps_json[fraction] = as_float(values).to_numpy(zero_copy_only=False)
+    fps_part = pc.binary_join_element_wise(
+        pa.scalar(',"fps":', pa.large_string()),
+        pa.array(fps_json, pa.large_string()),
+        pa.scalar("", pa.large_string()),
+    )
+    stats = pc.binary_join_element_wise(
+        pa.scalar('{"batch_latency":', pa.large_string()),
+        as_float(batch[keep]),
+        pc.fill_null(fps_part, pa.scalar("", pa.large_string())),
+        pa.scalar(',"iterations":', pa.large_string()),
+        as_int(of_header("iterations", batches)),
+        pa.scalar(',"repetitions":', pa.large_string()),
+        as_int(of_header("repetitions", batches)),
+        pa.scalar(',"thread_id":', pa.large_string()),
+        as_int(tid),
+        pa.scalar("}", pa.large_string()),
+        pa.scalar("", pa.large_string()),
+    )
+
+    # One template a distinct batch size, threads and data type, its params as
+    # _fast_helper writes them (_number of each).
+    settings = pc.binary_join_element_wise(
+        of_header("batch_size", batches),
+        of_header("threads", threads),
+        field["data_type"].take(pa.array(keep)),
+        pa.scalar("\x1f", pa.large_string()),
+    ).dictionary_encode()
+    variants = []
+    for setting in settings.dictionary.to_pylist():
+        batch_size, thread_count, data_type = setting.split("\x1f")
+        params: dict[str, ParamValue] = {
+            "batch_size": _number(batch_size),
+            "threads": _number(thread_count),
+        }
+        if data_type:
+            params["data_type"] = _number(data_type)
+        variants.append(Measurement("", "latency", None, "ms", params=params))
+    in_order = np.argsort(rows[keep], kind="stable")  # the block's rows in line order
+    k = len(keep)
+    table = pa.table(
+        [
+            pa.array(rows[keep] + doc.first_line),
+            columns.spans(data, starts[keep], ends[keep]),
+            pa.array(sample[keep]),
+            pa.nulls(k, pa.int64()),
+            pa.nulls(k, pa.int64()),
+            pa.nulls(k, pa.timestamp("us")),
+            pa.repeat(pa.scalar("", pa.large_string()), k),
+            pa.repeat(pa.scalar("latency", pa.large_string()), k),
+            pa.repeat(pa.scalar("", pa.large_string()), k),
+            stats,
+        ],
+        schema=columns.BLOCK_SCHEMA,
+    ).take(pa.array(in_order))
+    block = MeasurementBlock(
+        table,
+        variants[0],
+        variants=variants,
+        variant=settings.indices.to_numpy()[in_order].astype(np.int32),
+        thread=pc.cast(tid, pa.int64()).to_numpy()[in_order],
+    )
+    return block, rest
+
+
+_PRINT_TIME_FIELDS = (
+    "thread",
+    "threads",
+    "thread_id",
+    "batch_size",
+    "iterations",
+    "repetitions",
+    "batch",
+    "sample",
+    "fps",
+    "data_type",
+)
+
+
+def _given(values: pa.Array) -> np.ndarray:
+    """Whether each text is there (not null, not empty: a group that took no part)."""
+    import pyarrow.compute as pc
+
+    return pc.fill_null(pc.not_equal(values, ""), False).to_numpy(zero_copy_only=False)
+
+
+def _floats(values: pa.Array) -> np.ndarray:
+    """The texts as numbers, NaN where a text is not there (null or empty)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    there = pc.fill_null(pc.not_equal(values, ""), False)
+    numbers = pc.cast(pc.if_else(there, values, pa.scalar(None, values.type)), pa.float64())
+    return numbers.to_numpy(zero_copy_only=False)
+
+
+def _digits(values: pa.Array, at: np.ndarray) -> np.ndarray:
+    """The length of the texts at `at`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.utf8_length(values.take(pa.array(at))).to_numpy(zero_copy_only=False)
+
+
 def _occurrences(buf: np.ndarray, needle: bytes) -> np.ndarray:
     """Where `needle` starts in `buf`, in order."""
     if len(buf) < len(needle):
@@ -637,11 +868,15 @@ def _merged(a: MeasurementBlock | None, b: MeasurementBlock | None) -> Measureme
     table = pa.concat_tables([a.table, b.table])
     order = np.argsort(table["line"].to_numpy(), kind="stable")
     variant = np.concatenate([a.variant_of_rows, b.variant_of_rows + len(a.templates)])
+    thread = None
+    if a.thread is not None or b.thread is not None:
+        thread = np.concatenate([a.thread_of_rows, b.thread_of_rows])[order]
     return MeasurementBlock(
         table.take(pa.array(order)),
         a.template,
         variants=[*a.templates, *b.templates],
         variant=variant[order].astype(np.int32),
+        thread=thread,
     )
 
 

@@ -10,9 +10,10 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from ingest import bulk, pipeline
+from ingest import bulk, columns, pipeline
 from ingest.columns import EventBlock, MeasurementBlock, PassBlock
 from ingest.documents import read_document
 from ingest.gate import AnchorGate
@@ -302,12 +303,14 @@ def test_a_print_time_block_reads_paddles_own_lines() -> None:
                 f"I1125 10:00:53.087609  {thread} tester_helper.h:382] ====== batch_size:"
                 f" {k % 5 + 1}, iterations: 5, repetitions: 10 ======"
             )
-        for thread in ("7238", "7239"):
+        # The threads print their records in either order (their headers' order apart).
+        for thread in ("7238", "7239")[:: 1 if k % 3 else -1]:
             out.append(
                 f"I1125 10:00:53.087609  {thread} tester_helper.h:384] ====== batch latency:"
                 f" 30.282ms, number of samples: 5, sample latency: 30.2815ms, fps: 33.023 ======"
             )
-    items = list(latency.parse(chunk_doc("\n".join(out) + "\n", None)))
+    text = "\n".join(out) + "\n"
+    items = list(latency.parse(chunk_doc(text, None)))
     (block,) = items
     assert isinstance(block, MeasurementBlock) and block.table.num_rows == 600
     first = block.records()[0]
@@ -321,9 +324,30 @@ def test_a_print_time_block_reads_paddles_own_lines() -> None:
         "fps": 33.023,
         "iterations": 5,
         "repetitions": 10,
-        "thread_id": 0,
+        "thread_id": 1,  # 7239's record first, under its own headers
     }
-    assert (first.line, block.records()[1].stats["thread_id"]) == (5, 1)
+    assert (first.line, block.records()[1].stats["thread_id"]) == (5, 0)
+    assert block.records() == list(latency.parse(DocText(text, DocMeta(uri="chunk.log"))))
+
+
+def test_print_time_fields_are_read_in_any_order_asked() -> None:
+    # A record's headers are in line order only thread by thread: a record of one thread
+    # may come before another's whose headers are above its own.
+    glog = "I1125 10:00:53.087609  {} tester_helper.h:380] ====== "
+    lines = [
+        glog.format(7238) + "threads: 2, thread id: 0 ======",
+        glog.format(7239) + "threads: 2, thread id: 1 ======",
+        glog.format(7239) + "batch_size: 4, iterations: 5, repetitions: 10 ======",
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    rule = np.asarray([data.index(b"=====", data.index(line.encode())) for line in lines])
+    ends = np.asarray([data.index(line.encode()) + len(line) for line in lines])
+    bodies = columns.spans(data, rule, ends)
+    kind = np.asarray([latency._THREADS, latency._THREADS, latency._BATCH], np.int8)
+    fields = latency._HelperFields(data, bodies, rule, kind)
+    assert fields.text("thread_id", np.asarray([1, 0])).to_pylist() == ["1", "0"]
+    assert fields.text("threads", np.asarray([1, 1, 0])).to_pylist() == ["2", "2", "2"]
+    assert fields.text("batch_size", np.asarray([2, 0])).to_pylist() == ["4", ""]
 
 
 def print_time_log(path: Path, rng: random.Random, tests: int, extra: str = "") -> None:

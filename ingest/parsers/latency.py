@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -624,22 +624,22 @@ def _bulk_demo(
 
 # -- PrintTime's records in bulk -----------------------------------------------------
 
-# A glog prefix as _GLOG_THREAD reads it, for RE2 over ASCII lines: its thread id.
+# A glog prefix as _GLOG_THREAD reads it, for RE2 over ASCII text: its thread id; then
+# ("file" not empty) the whole of what comes before a PrintTime line's first rule, as
+# _FAST_HELPER takes it: a file name without white space (Python's \s: RE2's lacks \v and
+# \x1c-\x1f) or "]", and without "=" (the line's first "=====" is then its own rule,
+# where the line path looks for a header).
 _GLOG_THREAD_RE2 = r"^[IWEF]\d{4} +\d\d:\d\d:\d\d(?:\.\d+)? +(?P<thread>\d+) "
-# PrintTime's three lines as Paddle's tester_helper.h prints them, after a glog prefix
-# whose file name holds no white space (Python's \s: RE2's lacks \v and \x1c-\x1f), "]" or
-# "=" (a "===" there would move where the line path looks for a header): a threads
-# header, a batch header, and a record as _FAST_HELPER reads it. Each number is whole.
-_PRINT_TIME_RE2 = (
-    _GLOG_THREAD_RE2 + r"[^\t\n\x0b\x0c\r\x1c-\x1f \]=]+\] ====== (?:"
-    r"threads: (?P<threads>\d+), thread id: (?P<thread_id>\d+)"
-    r"|batch[_ ]size: (?P<batch_size>\d+), iterations: (?P<iterations>\d+),"
-    r" repetitions: (?P<repetitions>\d+)"
-    r"|batch latency: (?P<batch>\d+\.?\d*)ms, number of samples: \d+, sample latency:"
-    r" (?P<sample>\d+\.?\d*)ms(?:, fps: (?P<fps>\d+\.?\d*))?(?:, data type: (?P<data_type>\w+))?"
-    r") ======[ \t]*$"
+_GLOG_PREFIX_RE2 = _GLOG_THREAD_RE2 + r"(?P<file>[^\t\n\x0b\x0c\r\x1c-\x1f \]=]+\] $)?"
+# PrintTime's three lines from their first rule, as Paddle's tester_helper.h prints them:
+# a threads header, a batch header, and a record as _FAST_HELPER reads it.
+_THREADS_RE2 = r"^====== threads: \d+, thread id: \d+ ======[ \t]*$"
+_BATCH_RE2 = r"^====== batch[_ ]size: \d+, iterations: \d+, repetitions: \d+ ======[ \t]*$"
+_RECORD_RE2 = (
+    r"^====== batch latency: \d+\.?\d*ms, number of samples: \d+, sample latency: \d+\.?\d*ms"
+    r"(?:, fps: \d+\.?\d*)?(?:, data type: \w+)? ======[ \t]*$"
 )
-_RULE = b"====="  # what a line must hold for _helper_context to look at it
+_RULE = 5  # "=" in a row: what a line must hold for _helper_context to look at it
 _OTHER, _THREADS, _BATCH, _RECORD = range(4)
 _LONGEST_INT = 18  # digits: any such count fits in int64
 
@@ -652,126 +652,103 @@ def _bulk_helper(
 
     What _fast_helper and _helper_context decide per record is decided here per array.
     Every line holding "=====" after a glog prefix is what the context walk of a record of
-    its thread may look at: RE2 tells its kind. Within a thread, the lines before each
-    record give the nearest threads header, batch header and record, and the nearest line
-    of another kind. A record goes into the block when its walk would find both headers
-    (within HELPER_CONTEXT_LINES lines, before the thread's previous record) and pass no
-    line of another kind on the way; any other (a header missing, an unusual line on the
-    way, an absurd value, a number Arrow does not take) goes to the line path.
+    its thread may look at: RE2 tells its kind, and the shape of each kind where its
+    fields are. Within a thread, the lines before each record give the nearest threads
+    header, batch header and record, and the nearest line of another kind. A record goes
+    into the block when its walk would find both headers (within HELPER_CONTEXT_LINES
+    lines, before the thread's previous record) and pass no line of another kind on the
+    way; any other (a header missing, an unusual line on the way, an absurd value, a
+    number Arrow does not take) goes to the line path.
     """
-    import orjson
     import pyarrow as pa
     import pyarrow.compute as pc
 
     assert isinstance(doc.line_at, LineIndex)
     data = doc.ascii_bytes()  # an indexed chunk is ASCII (ingest.documents)
     newlines = doc.line_at.positions
-    rows = np.unique(newlines.searchsorted(_occurrences(np.frombuffer(data, np.uint8), _RULE)))
+    # Every line holding a rule: where it starts, where its first rule is, where it ends.
+    rules = _rules(np.frombuffer(data, np.uint8))
+    if not len(rules):
+        return None, spans
+    line_of = newlines.searchsorted(rules)
+    first = np.flatnonzero(np.concatenate(([True], line_of[1:] != line_of[:-1])))
+    rows, rule = line_of[first], rules[first]
     starts = np.concatenate(([0], newlines + 1))[rows]
     ends = np.append(newlines, len(data))[rows]
-    lines = columns.spans(data, starts, ends)
-    prefixed = pc.extract_regex(lines, _GLOG_THREAD_RE2)
-    glog = prefixed.is_valid().to_numpy(zero_copy_only=False)
-    found = pc.extract_regex(lines, _PRINT_TIME_RE2)
-    field = {name: pc.struct_field(found, [k]) for k, name in enumerate(_PRINT_TIME_FIELDS)}
+    heads, bodies = columns.spans(data, starts, rule), columns.spans(data, rule, ends)
+    glog = pc.extract_regex(heads, _GLOG_PREFIX_RE2)
+    prefixed = _true(pc.not_equal(pc.struct_field(glog, [1]), ""))
     kind = np.full(len(rows), _OTHER, np.int8)
-    kind[_given(field["threads"])] = _THREADS
-    kind[_given(field["batch_size"])] = _BATCH
-    kind[_given(field["sample"])] = _RECORD
-    kind, rows, starts, ends = kind[glog], rows[glog], starts[glog], ends[glog]
-    picked = pa.array(glog)
-    field = {name: column.filter(picked) for name, column in field.items()}
-    thread = pc.struct_field(prefixed.filter(picked), [0]).dictionary_encode().indices
-    if not (kind == _RECORD).any():
+    for of, shape in ((_THREADS, _THREADS_RE2), (_BATCH, _BATCH_RE2), (_RECORD, _RECORD_RE2)):
+        kind[prefixed & _true(pc.match_substring_regex(bodies, shape))] = of
+    record = kind == _RECORD
+    if not record.any():
+        return None, spans
+    try:
+        fields = _HelperFields(data, bodies, rule, kind)
+    except pa.ArrowInvalid:  # a spelling Arrow does not take: the line path reads them all
         return None, spans
 
-    # Each line's thread and place in it; the last line of each kind before it, if in it.
-    order = np.lexsort((rows, thread.to_numpy()))
-    kind, rows, starts, ends = kind[order], rows[order], starts[order], ends[order]
-    field = {name: column.take(pa.array(order)) for name, column in field.items()}
-    group = thread.to_numpy()[order]
-    n = len(order)
-    first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-    group_start = np.repeat(first, np.diff(np.append(first, n)))
+    # Within each glog thread, in line order: the last line of each kind before a line.
+    in_glog = np.flatnonzero(glog.is_valid().to_numpy(zero_copy_only=False))
+    thread = pc.struct_field(glog.take(pa.array(in_glog)), [0]).dictionary_encode().indices
+    group = thread.to_numpy()
+    order = np.lexsort((rows[in_glog], group))
+    line, group = in_glog[order], group[order]  # an index into the lines above, in order
+    n = len(line)
     at = np.arange(n)
+    begins = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    group_start = np.repeat(begins, np.diff(np.append(begins, n)))
+    sorted_kind = kind[line]
 
-    def last_before(of: int) -> np.ndarray:
-        inclusive = np.maximum.accumulate(np.where(kind == of, at, -1))
+    def last_before(of: int) -> np.ndarray:  # a line index, -1 where none
+        inclusive = np.maximum.accumulate(np.where(sorted_kind == of, at, -1))
         before = np.concatenate(([-1], inclusive[:-1]))
-        return np.where(before >= group_start, before, -1)
+        return np.where(before >= group_start, line[np.maximum(before, 0)], -1)
 
     threads, batches = last_before(_THREADS), last_before(_BATCH)
     records, others = last_before(_RECORD), last_before(_OTHER)
+    # Line indices grow with lines: the farther header is the smaller of the two.
     farther = np.minimum(threads, batches)
-    ok = (kind == _RECORD) & (farther >= 0) & (farther > records) & (others < farther)
-    ok &= rows - rows[np.maximum(farther, 0)] <= HELPER_CONTEXT_LINES
-    ok &= np.isin(starts, np.asarray([start for start, _ in spans], np.int64))
-    try:  # a record's two values (NaN on other lines)
-        sample, batch = _floats(field["sample"]), _floats(field["batch"])
-    except pa.ArrowInvalid:  # a spelling Arrow does not take: the line path reads them all
-        return None, spans
-    ok &= (sample <= ABSURD_MS) & (batch <= ABSURD_MS)  # NaN: not a record's
-    fps = field["fps"]
-    fps_given = _given(fps)
-    whole_fps = fps_given & ~pc.fill_null(pc.match_substring(fps, "."), False).to_numpy(
-        zero_copy_only=False
-    )
-    for name in ("iterations", "repetitions", "batch_size", "threads", "thread_id"):
-        source = batches if name in ("iterations", "repetitions", "batch_size") else threads
-        ok &= _digits(field[name], np.maximum(source, 0)) <= _LONGEST_INT
-    ok &= ~whole_fps | (pc.utf8_length(fps).to_numpy(zero_copy_only=False) <= _LONGEST_INT)
+    ok = (sorted_kind == _RECORD) & (farther >= 0) & (farther > records) & (others < farther)
+    ok &= rows[line] - rows[np.maximum(farther, 0)] <= HELPER_CONTEXT_LINES
+    # Every such record is a hit line the other bulk readers left (checked all the same).
+    hit = np.fromiter((start for start, _ in spans), np.int64, len(spans))
+    where = np.minimum(hit.searchsorted(starts[line]), max(len(hit) - 1, 0))
+    ok &= (hit[where] == starts[line]) if len(hit) else False
+    ok &= fields.usable[line] & fields.usable[np.maximum(threads, 0)]
+    ok &= fields.usable[np.maximum(batches, 0)]
     keep = np.flatnonzero(ok)
     if not len(keep):
         return None, spans
-    taken = set(starts[keep].tolist())
+    kept, header, batch = line[keep], threads[keep], batches[keep]
+    kept_order = np.argsort(kept, kind="stable")  # the block's rows in line order
+    kept, header, batch = kept[kept_order], header[kept_order], batch[kept_order]
+    taken = set(starts[kept].tolist())
     rest = [span for span in spans if span[0] not in taken]
 
-    def of_header(name: str, headers: np.ndarray) -> pa.Array:
-        return field[name].take(pa.array(headers[keep]))
-
-    def as_int(values: pa.Array) -> pa.Array:  # a count as JSON: int(text), written back
-        return pc.cast(pc.cast(values, pa.int64()), pa.large_string())
-
-    def as_float(values: np.ndarray) -> pa.Array:  # as canonical_json writes a float
-        written = orjson.dumps(values.tolist())[1:-1].split(b",") if len(values) else []
-        return pa.array(written, pa.binary()).cast(pa.large_string())
-
-    tid = of_header("thread_id", threads)
-    fps_kept = fps.take(pa.array(keep))
-    whole = whole_fps[keep]
-    fraction = fps_given[keep] & ~whole
-    fps_json = np.full(len(keep), None, object)
-    if whole.any():
-        fps_json[whole] = as_int(fps_kept.filter(pa.array(whole))).to_numpy(zero_copy_only=False)
-    if fraction.any():
-        values = pc.cast(fps_kept.filter(pa.array(fraction)), pa.float64()).to_numpy()
-        fps_json[fraction] = as_float(values).to_numpy(zero_copy_only=False)
-    fps_part = pc.binary_join_element_wise(
-        pa.scalar(',"fps":', pa.large_string()),
-        pa.array(fps_json, pa.large_string()),
-        pa.scalar("", pa.large_string()),
-    )
+    text = fields.text
+    tid = text("thread_id", header)
     stats = pc.binary_join_element_wise(
-        pa.scalar('{"batch_latency":', pa.large_string()),
-        as_float(batch[keep]),
-        pc.fill_null(fps_part, pa.scalar("", pa.large_string())),
-        pa.scalar(',"iterations":', pa.large_string()),
-        as_int(of_header("iterations", batches)),
-        pa.scalar(',"repetitions":', pa.large_string()),
-        as_int(of_header("repetitions", batches)),
-        pa.scalar(',"thread_id":', pa.large_string()),
-        as_int(tid),
-        pa.scalar("}", pa.large_string()),
-        pa.scalar("", pa.large_string()),
+        _literal('{"batch_latency":'),
+        _float_json(fields.values["batch"][kept]),
+        fields.fps_json(kept),
+        _literal(',"iterations":'),
+        _int_json(text("iterations", batch)),
+        _literal(',"repetitions":'),
+        _int_json(text("repetitions", batch)),
+        _literal(',"thread_id":'),
+        _int_json(tid),
+        _literal("}"),
+        _literal(""),
     )
-
     # One template a distinct batch size, threads and data type, its params as
     # _fast_helper writes them (_number of each).
     settings = pc.binary_join_element_wise(
-        of_header("batch_size", batches),
-        of_header("threads", threads),
-        field["data_type"].take(pa.array(keep)),
-        pa.scalar("\x1f", pa.large_string()),
+        text("batch_size", batch),
+        text("threads", header),
+        text("data_type", kept),
+        _literal("\x1f"),
     ).dictionary_encode()
     variants = []
     for setting in settings.dictionary.to_pylist():
@@ -783,35 +760,143 @@ def _bulk_helper(
         if data_type:
             params["data_type"] = _number(data_type)
         variants.append(Measurement("", "latency", None, "ms", params=params))
-    in_order = np.argsort(rows[keep], kind="stable")  # the block's rows in line order
-    k = len(keep)
+    k = len(kept)
     table = pa.table(
         [
-            pa.array(rows[keep] + doc.first_line),
-            columns.spans(data, starts[keep], ends[keep]),
-            pa.array(sample[keep]),
+            pa.array(rows[kept] + doc.first_line),
+            columns.spans(data, starts[kept], ends[kept]),
+            pa.array(fields.values["sample"][kept]),
             pa.nulls(k, pa.int64()),
             pa.nulls(k, pa.int64()),
             pa.nulls(k, pa.timestamp("us")),
-            pa.repeat(pa.scalar("", pa.large_string()), k),
-            pa.repeat(pa.scalar("latency", pa.large_string()), k),
-            pa.repeat(pa.scalar("", pa.large_string()), k),
+            pa.repeat(_literal(""), k),
+            pa.repeat(_literal("latency"), k),
+            pa.repeat(_literal(""), k),
             stats,
         ],
         schema=columns.BLOCK_SCHEMA,
-    ).take(pa.array(in_order))
+    )
     block = MeasurementBlock(
         table,
         variants[0],
         variants=variants,
-        variant=settings.indices.to_numpy()[in_order].astype(np.int32),
-        thread=pc.cast(tid, pa.int64()).to_numpy()[in_order],
+        variant=settings.indices.to_numpy().astype(np.int32),
+        thread=pc.cast(tid, pa.int64()).to_numpy(),
     )
     return block, rest
 
 
-_PRINT_TIME_FIELDS = (
-    "thread",
+class _HelperFields:
+    """The fields of the PrintTime lines of a chunk (their shape checked by RE2): where
+    each is in the chunk's bytes, found from each line's first rule; the values of its
+    records; whether each line can be read in bulk."""
+
+    def __init__(
+        self, data: bytes | memoryview, bodies: pa.Array, rule: np.ndarray, kind: np.ndarray
+    ):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.data = data
+        n = len(kind)
+        # [start, end) of each field in each line; where a line has none, an empty span at
+        # its rule (the spans of lines in line order are then in order: columns.spans).
+        self.spans = {name: (rule.copy(), rule.copy()) for name in _FIELDS}
+
+        def finder(of: np.ndarray) -> Callable[[str], np.ndarray]:
+            """Where a text is in each line of `of` (offsets in data; -1: not there)."""
+            own, base = bodies.filter(pa.array(of)), rule[of]
+
+            def find(literal: str) -> np.ndarray:
+                where = pc.find_substring(own, literal).to_numpy()
+                return np.where(where >= 0, base + where, -1)
+
+            return find
+
+        def put(name: str, of: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+            starts, ends = self.spans[name]
+            starts[of], ends[of] = start, end
+
+        # Each field runs from the end of the text before it to the text after it.
+        for of, head, parts in (
+            (kind == _THREADS, "====== threads: ", _THREADS_PARTS),
+            (kind == _BATCH, "====== batch_size: ", _BATCH_PARTS),
+        ):
+            find, start = finder(of), rule[of] + len(head)
+            for name, after in parts:
+                end = find(after)
+                put(name, of, start, end)
+                start = end + len(after)
+        of = kind == _RECORD
+        find = finder(of)
+        put("batch", of, rule[of] + len("====== batch latency: "), find("ms, number of samples: "))
+        sample = find(", sample latency: ") + len(", sample latency: ")
+        fps, data_type, close = find(", fps: "), find(", data type: "), find(" ======")
+        after_fps = np.where(data_type >= 0, data_type, close)
+        put("sample", of, sample, np.where(fps >= 0, fps, after_fps) - len("ms"))
+        given, here = fps >= 0, rule[of]
+        put(
+            "fps", of, np.where(given, fps + len(", fps: "), here), np.where(given, after_fps, here)
+        )
+        given = data_type >= 0
+        start = np.where(given, data_type + len(", data type: "), here)
+        put("data_type", of, start, np.where(given, close, here))
+
+        # The counts fit in int64; the values are numbers (NaN on other lines) no larger
+        # than ABSURD_MS, as _fast_helper takes them.
+        self.usable = np.ones(n, bool)
+        for name in ("threads", "thread_id", "batch_size", "iterations", "repetitions"):
+            starts, ends = self.spans[name]
+            self.usable &= ends - starts <= _LONGEST_INT
+        records = np.flatnonzero(of)
+        self.values = {name: np.full(n, np.nan) for name in ("batch", "sample", "fps")}
+        for name in ("batch", "sample"):
+            self.values[name][records] = self._floats(name, records)
+            self.usable &= ~of | (self.values[name] <= ABSURD_MS)
+        # An fps written whole is an int (_number), else a float.
+        fps = self.text("fps", records)
+        self.fps_given, self.fps_whole = np.zeros(n, bool), np.zeros(n, bool)
+        self.fps_given[records] = _true(pc.not_equal(fps, ""))
+        self.fps_whole[records] = self.fps_given[records] & ~_true(pc.match_substring(fps, "."))
+        starts, ends = self.spans["fps"]
+        self.usable &= ~self.fps_whole | (ends - starts <= _LONGEST_INT)
+        fraction = np.flatnonzero(self.fps_given & ~self.fps_whole)
+        self.values["fps"][fraction] = self._floats("fps", fraction)
+
+    def _floats(self, name: str, lines: np.ndarray) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.cast(self.text(name, lines), pa.float64()).to_numpy(zero_copy_only=False)
+
+    def text(self, name: str, lines: np.ndarray) -> pa.Array:
+        """The field of these lines as strings ("" where a line has none), in their order."""
+        import pyarrow as pa
+
+        starts, ends = self.spans[name]
+        if len(lines) < 2 or (np.diff(lines) > 0).all():
+            return columns.spans(self.data, starts[lines], ends[lines])
+        each, back = np.unique(lines, return_inverse=True)  # in line order, once each
+        return columns.spans(self.data, starts[each], ends[each]).take(pa.array(back))
+
+    def fps_json(self, lines: np.ndarray) -> pa.Array:
+        """',"fps":' and the fps as canonical_json writes _number's value (an int when
+        written whole), or "" where a record has none."""
+        import pyarrow as pa
+
+        written = np.full(len(lines), "", object)
+        whole, given = self.fps_whole[lines], self.fps_given[lines]
+        fraction = given & ~whole
+        if whole.any():
+            texts = _int_json(self.text("fps", lines[whole])).to_pylist()
+            written[whole] = [',"fps":' + t for t in texts]
+        if fraction.any():
+            texts = _float_json(self.values["fps"][lines[fraction]]).to_pylist()
+            written[fraction] = [',"fps":' + t for t in texts]
+        return pa.array(written, pa.large_string())
+
+
+_FIELDS = (
     "threads",
     "thread_id",
     "batch_size",
@@ -822,31 +907,54 @@ _PRINT_TIME_FIELDS = (
     "fps",
     "data_type",
 )
+# A header's fields in order, each with the text that follows it.
+_THREADS_PARTS = (("threads", ", thread id: "), ("thread_id", " ======"))
+_BATCH_PARTS = (
+    ("batch_size", ", iterations: "),
+    ("iterations", ", repetitions: "),
+    ("repetitions", " ======"),
+)
 
 
-def _given(values: pa.Array) -> np.ndarray:
-    """Whether each text is there (not null, not empty: a group that took no part)."""
+def _true(values: pa.Array) -> np.ndarray:
+    """A boolean array as numpy, null as False."""
     import pyarrow.compute as pc
 
-    return pc.fill_null(pc.not_equal(values, ""), False).to_numpy(zero_copy_only=False)
+    return pc.fill_null(values, False).to_numpy(zero_copy_only=False)
 
 
-def _floats(values: pa.Array) -> np.ndarray:
-    """The texts as numbers, NaN where a text is not there (null or empty)."""
+def _literal(text: str) -> pa.Scalar:
+    import pyarrow as pa
+
+    return pa.scalar(text, pa.large_string())
+
+
+def _int_json(values: pa.Array) -> pa.Array:
+    """Counts as canonical_json writes them: int(text), written back."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    there = pc.fill_null(pc.not_equal(values, ""), False)
-    numbers = pc.cast(pc.if_else(there, values, pa.scalar(None, values.type)), pa.float64())
-    return numbers.to_numpy(zero_copy_only=False)
+    return pc.cast(pc.cast(values, pa.int64()), pa.large_string())
 
 
-def _digits(values: pa.Array, at: np.ndarray) -> np.ndarray:
-    """The length of the texts at `at`."""
+def _float_json(values: np.ndarray) -> pa.Array:
+    """Floats as canonical_json writes them: orjson's own text of each."""
+    import orjson
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    return pc.utf8_length(values.take(pa.array(at))).to_numpy(zero_copy_only=False)
+    written = orjson.dumps(values.tolist())[1:-1].split(b",") if len(values) else []
+    return pa.array(written, pa.binary()).cast(pa.large_string())
+
+
+def _rules(buf: np.ndarray) -> np.ndarray:
+    """Where each run of _RULE or more "=" starts in `buf`, in order."""
+    equal = buf == ord("=")
+    if len(equal) < _RULE:
+        return np.zeros(0, np.int64)
+    run = equal[: len(equal) - _RULE + 1].copy()
+    for offset in range(1, _RULE):
+        run &= equal[offset : len(equal) - _RULE + 1 + offset]
+    return np.flatnonzero(run & np.concatenate(([True], ~run[:-1])))
 
 
 def _occurrences(buf: np.ndarray, needle: bytes) -> np.ndarray:

@@ -231,6 +231,16 @@ def spans(data: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.LargeStringAr
     return laid.take(pa.array(np.arange(0, 2 * n, 2)))
 
 
+def occurrences(buf: np.ndarray, needle: bytes) -> np.ndarray:
+    """Where `needle` starts in `buf`, in order, each occurrence (overlapping ones too)."""
+    if len(buf) < len(needle):
+        return np.zeros(0, np.int64)
+    at = np.flatnonzero(buf[: len(buf) - len(needle) + 1] == needle[0])
+    for offset in range(1, len(needle)):
+        at = at[buf[at + offset] == needle[offset]]
+    return at.astype(np.int64)
+
+
 def next_at(positions: np.ndarray, targets: np.ndarray, beyond: int) -> np.ndarray:
     """For each target, the first of the sorted `positions` at or after it (`beyond` if none)."""
     index = positions.searchsorted(targets)

@@ -101,7 +101,7 @@ class AnchorGate:
         # Each anchor of a positional parser, to find where it occurs in the rest of a
         # dense text (_dense_rest).
         self._starts = [
-            (name, _every_start(anchor)) for name, anchor in self._pairs if name in positional
+            (name, anchor.encode()) for name, anchor in self._pairs if name in positional
         ]
 
     def compile(self) -> None:
@@ -170,13 +170,19 @@ class AnchorGate:
         self, data: bytes | memoryview, stopped: int, found: set[int], hits: dict[str, list[int]]
     ) -> None:
         """The scan of a text dense in positional anchors, stopped at `stopped`: where they
-        start, all of them again, by a regular-expression pass each; whether the others
-        occur after `stopped`, by a database that reports no positions. A Python call for
-        every latency line was a third of the time a log of them took to read."""
+        start, all of them again, by numpy (each occurrence, overlapping ones too, as
+        hyperscan reports them); whether the others occur after `stopped`, by a database
+        that reports no positions. A Python call for every latency line was a third of the
+        time a log of them took to read; a regular expression's match a hit, 4.1 ms of a
+        4 MiB chunk of them, where numpy takes 2.0."""
+        from ingest.columns import occurrences
+
         for group in hits.values():
             group.clear()
-        for name, starts in self._starts:
-            hits[name].extend(match.start() for match in starts.finditer(data))
+        buf = np.frombuffer(data, np.uint8)
+        for name, anchor in self._starts:
+            hits[name].extend(occurrences(buf, anchor).tolist())
+        del buf  # no view of the caller's buffer outlives this call
         if self._presence is None:
             self._presence = self._built(with_positions=False)
         # From before `stopped`: an anchor that begins before it and ends after it.
@@ -205,17 +211,6 @@ def _adder(found: set[int]) -> object:
         found.add(anchor_id)
 
     return on_match
-
-
-def _every_start(anchor: str) -> re.Pattern[bytes]:
-    """A pattern whose matches start where `anchor` occurs, each occurrence, as hyperscan
-    reports them. A literal is found by re's fast search; an anchor that may overlap itself
-    ("aa" twice in "aaa") needs a zero-width lookahead, tried at every position (8x slower).
-    """
-    encoded = anchor.encode()
-    escaped = re.escape(encoded)
-    overlaps = any(encoded[:k] == encoded[-k:] for k in range(1, len(encoded)))
-    return re.compile(b"(?=" + escaped + b")" if overlaps else escaped)
 
 
 def _result(names: set[str], hits: dict[str, list[int]]) -> GateResult:

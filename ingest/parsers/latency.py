@@ -539,7 +539,7 @@ def _bulk_demo(
     # Where each summary's report starts: its "Model name" (the last before it).
     line_start = starts[rows]
     buf = np.frombuffer(data, np.uint8)
-    models = _occurrences(buf, _MODEL_NAME)
+    models = columns.occurrences(buf, _MODEL_NAME)
     newlines = doc.line_at.positions
     before = np.searchsorted(models, line_start) - 1
     model = models[np.maximum(before, 0)] if len(models) else np.zeros(len(rows), np.int64)
@@ -955,16 +955,6 @@ def _rules(buf: np.ndarray) -> np.ndarray:
     for offset in range(1, _RULE):
         run &= equal[offset : len(equal) - _RULE + 1 + offset]
     return np.flatnonzero(run & np.concatenate(([True], ~run[:-1])))
-
-
-def _occurrences(buf: np.ndarray, needle: bytes) -> np.ndarray:
-    """Where `needle` starts in `buf`, in order."""
-    if len(buf) < len(needle):
-        return np.zeros(0, np.int64)
-    at = np.flatnonzero(buf[: len(buf) - len(needle) + 1] == needle[0])
-    for offset in range(1, len(needle)):
-        at = at[buf[at + offset] == needle[offset]]
-    return at.astype(np.int64)
 
 
 def _merged(a: MeasurementBlock | None, b: MeasurementBlock | None) -> MeasurementBlock | None:

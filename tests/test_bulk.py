@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
@@ -427,6 +428,41 @@ def test_a_pass_block_holds_exactly_the_passes_the_line_path_reads(cut: bool) ->
     read = [*(item for item in items if not isinstance(item, PassBlock))]
     read += [record for block in blocks for record in block.records()]
     assert read == list(passes.parse(DocText(text, doc.meta)))  # the line path
+
+
+def test_a_text_whose_dashes_end_only_rules_holds_no_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The demo's reports rule their parts with "------ Model info ------": a "--- " every
+    # few lines and no pass log line. The one search that says so gives what reading every
+    # line gives, in bulk or line by line, for them and for every fixture.
+    reports = sorted((ROOT / "tests/fixtures/demo_reports").glob("*.log"))
+    texts = ["".join(path.read_text(encoding="utf-8") for path in reports) * 100]
+    fixtures = sorted((ROOT / "tests/fixtures").rglob("*.md"))
+    texts += [path.read_text(encoding="utf-8") for path in fixtures]
+    assert texts[0].count("--- ") > 2000 and len(texts[0]) >= passes.BULK_MIN_BYTES
+
+    def read() -> list[list]:
+        docs = [chunk_doc(t, None) if t.isascii() else DocText(t) for t in texts]
+        return [list(passes.parse(doc)) for doc in docs]
+
+    searched = read()
+    monkeypatch.setattr(passes, "_HIT", _AlwaysFound(passes._HIT))
+    assert searched == read()
+    assert searched[0] == [] and any(searched)
+
+
+class _AlwaysFound:
+    """A pattern whose search says it found something: the reading that follows decides."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+
+    def search(self, text: str) -> bool:
+        return True
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.pattern.finditer(text)
 
 
 def a_claiming_line(rng: random.Random) -> str:

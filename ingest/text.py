@@ -10,6 +10,7 @@ hold lookalikes such as U+2F9C for 足), line ends become "\\n", and markdown qu
 from __future__ import annotations
 
 import codecs
+import functools
 import itertools
 import re
 import threading
@@ -294,6 +295,17 @@ def nfkc(text: str) -> str:
     wide = np.flatnonzero(units >= 0x80)  # ASCII is safe: most of a log, looked up never
     unsafe = wide[table[np.minimum(units[wide], len(table) - 1)]]
     if len(unsafe) > len(text) // SINGLES_PER_CHAR:
+        # The characters whose compatibility decomposition is ASCII ("…" -> "...", "ﬁ" ->
+        # "fi") are replaced by it, a str.replace each: NFKD makes the same of both texts,
+        # and ASCII is safe. 7,800 ellipses of nsys's cut names in a 4 MiB chunk were as
+        # many runs normalised one by one, 8 ms.
+        codes = np.unique(units[unsafe]).tolist()
+        expanded = [(chr(c), to) for c in codes if (to := _ascii_expansion(c)) is not None]
+        if expanded:
+            del units
+            for char, expansion in expanded:
+                text = text.replace(char, expansion)
+            return nfkc(text)
         single = _single_table()
         found = np.minimum(units[unsafe], len(single) - 1)  # beyond the plane: one entry
         mapped = single[found]
@@ -440,6 +452,14 @@ def _unsafe_table() -> np.ndarray:
     table[0x11A8:0x11C3] = True  # Hangul final jamo: LVT syllables
     _UNSAFE.append(table)
     return table
+
+
+@functools.lru_cache(maxsize=4096)
+def _ascii_expansion(code: int) -> str | None:
+    """The compatibility decomposition of a character when it is two or more ASCII
+    characters ("…" -> "..."), else None."""
+    decomposed = unicodedata.normalize("NFKD", chr(code))
+    return decomposed if len(decomposed) > 1 and decomposed.isascii() else None
 
 
 def _single_table() -> np.ndarray:

@@ -275,8 +275,10 @@ def chunk_text(
         offsets = None
     seen = gate.scan(encoded)
     markers |= seen.markers
-    if text.isascii():
-        return DocText(text, meta, first_line, encoding, markers, seen.hits), seen.present
+    if text.isascii():  # normalising left ASCII ("…" made "..."): its own bytes, indexed
+        index = LineIndex(encoded)
+        doc = DocText(text, meta, first_line, encoding, markers, seen.hits, index, encoded)
+        return doc, seen.present
     if offsets is None:  # the gate's byte offsets are not the text's
         return DocText(text, meta, first_line, encoding, markers), seen.present
     # The text's offsets of the gate's hits and of its newlines, from the bytes' (the

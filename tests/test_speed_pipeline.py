@@ -27,7 +27,15 @@ import ingest.parsers
 from ingest import bulk, documents, gate, runs, save
 from ingest import text as text_module
 from ingest.parsers import md_tables, pr_tables, scan, ws_tables
-from ingest.text import DocText, decode, last_line_match, line_matches, nfkc, normalise
+from ingest.text import (
+    DocText,
+    LineIndex,
+    decode,
+    last_line_match,
+    line_matches,
+    nfkc,
+    normalise,
+)
 from perfboard.model import DocMeta, Found, Measurement, ProfileEvent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -492,17 +500,35 @@ def test_last_line_match_is_the_last_heading_of_any_window():
 
 
 def test_whitespace_table_headers_found_where_their_words_are():
-    """ws_tables tries header lines where hyperscan finds a header's words: the lines its
-    scan of every line start finds, in a text of real documents, with the words rare, and
-    where they are too many (that scan again)."""
+    """ws_tables tries header lines where hyperscan finds a header's words, or in an
+    indexed ASCII chunk at the lines whose first byte a header may start with: the lines
+    its scan of every line start finds, in a text of real documents, with the words rare,
+    where they are too many (that scan again), and in logs where every line holds one."""
+    from scripts.bench_ingest import _block
+
     text = "\n".join(_real_documents())
     batch = "batch_size latency(ms)\n1 2.5\n" * 40_000
-    for body in (text * 2, text.encode("ascii", "ignore").decode() * 2, batch):
+    rng = random.Random(3)
+    logs = ["".join(_block(mix, rng, n) for n in range(3000)) for mix in _HEADER_MIXES]
+    bodies = [text * 2, text.encode("ascii", "ignore").decode() * 2, batch, *logs]
+    bodies.append(" \tbatch_size latency(ms)\n" + "\n".join(bodies[1:4]))  # one at the start
+    for body in bodies:
         first = [0] if ws_tables._HEADER_FIRST.match(body) else []
         scanned = first + [m.start() + 1 for m in ws_tables._HEADER.finditer(body)]
-        assert list(ws_tables._header_starts(body)) == scanned
+        assert list(ws_tables._header_starts(DocText(body))) == scanned
+        if body.isascii():
+            raw = body.encode()
+            indexed = DocText(body, line_index=LineIndex(raw), data=raw)
+            assert list(ws_tables._header_starts(indexed)) == scanned
+    assert len(scanned) > 1000  # the last: the batch table's headers, and one at the start
+    assert sum(log.count("atch") + log.count("hread") for log in logs) > 10_000
     assert scan.lines_holding(text * 2, ws_tables._HEADER_WORDS) is not None
     assert scan.lines_holding(batch, ws_tables._HEADER_WORDS) is None  # one a line: scanned
+
+
+# Logs full of a header's words ("Batch size", "threads", "batch_size: 1,") in lines that
+# are no header, and one of its tables (the sparse log's latency lines below none).
+_HEADER_MIXES = ("demo-reports", "print-time", "demo", "gtest", "profiler")
 
 
 def test_split_cells_equals_the_escaped_pipe_split():

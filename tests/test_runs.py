@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from ingest import runs
+from ingest.parsers import scan
 from tests.conftest import ROOT, ingest
 
 THREAD = ROOT / "tests" / "fixtures" / "tester_variants"
@@ -77,11 +78,18 @@ def test_model_names_are_found_where_the_engine_finds_them() -> None:
         "İ ernie ERNİE bert",  # lower() makes İ two characters
         "ERNıE erNie reſnet50",  # "ı" and "ſ" match "i" and "s" case-insensitively
     ]
+    # Texts of 64 KiB and more: the stems found by one hyperscan pass (scan.literal_starts),
+    # in ASCII and where characters beyond it move the bytes' offsets from the text's.
+    samples = "\n".join(texts[:-4])
+    large = [samples * (2**16 // len(samples) + 1), ("… " + samples) * (2**17 // len(samples))]
+    assert all(scan.literal_starts(text.lower(), runs._STEMS) is not None for text in large)
+    texts = large + texts
     for text in texts:
         for limit in (len(text), len(text) // 2, 20):
             expected = [(m.start(), m.group(1)) for m in runs._MODELS.finditer(text, 0, limit)]
             found = [(m.start(), m.group(1)) for m in runs._model_matches(text, limit)]
             assert found == expected
     assert runs.dominant_model(texts[-2]) == "ernie"
+    assert runs.dominant_model(large[1]) == runs.dominant_model(samples)
     folded = [m.group(1) for m in runs._model_matches(texts[-1], len(texts[-1]))]
     assert folded == ["ERNıE", "erNie", "reſnet50"]

@@ -119,9 +119,21 @@ def lines_holding(text: str, literals: tuple[str, ...]) -> list[int] | None:
     None when the text is small, there is no hyperscan, or the literals occur more than once
     in 512 characters: then the caller's own scan of every line (3 ns a character, tried at
     each line start) costs less than a callback and a line lookup a hit (1.5 us)."""
+    offsets = literal_starts(text, literals, len(text) // 512)
+    if offsets is None:
+        return None
+    return sorted({text.rfind("\n", 0, pos) + 1 for pos in offsets})
+
+
+def literal_starts(
+    text: str, literals: tuple[str, ...], most: int | None = None
+) -> list[int] | None:
+    """Where each of `literals` occurs in `text` (character offsets, every occurrence,
+    overlapping ones too, in no order), by one hyperscan pass; None when the text is small,
+    there is no hyperscan (then str.find of each, a pass of its own: 0.5 ms a MiB), or
+    they occur more than `most` times."""
     if len(text) < PREFILTER_MIN or hyperscan is None:
         return None
-    limit = len(text) // 512
     database, lengths = _literal_database(literals)
     data, continuation = _encoded(text)
     ends: list[int] = []
@@ -130,34 +142,12 @@ def lines_holding(text: str, literals: tuple[str, ...]) -> list[int] | None:
     def on_match(index: int, _from: int, to: int, _flags: int, _context: object) -> bool:
         ends.append(to)
         ids.append(index)
-        return len(ends) > limit
+        return most is not None and len(ends) > most
 
     try:
         database.scan(data, match_event_handler=on_match)
     except hyperscan.ScanTerminated:
         return None
-    offsets = np.asarray(ends, np.int64) - np.asarray(lengths, np.int64)[ids]
-    if continuation is not None:  # bytes -> characters (each offset is a literal's first byte)
-        offsets -= continuation.searchsorted(offsets)
-    return sorted({text.rfind("\n", 0, pos) + 1 for pos in offsets.tolist()})
-
-
-def literal_starts(text: str, literals: tuple[str, ...]) -> list[int] | None:
-    """Where each of `literals` occurs in `text` (character offsets, every occurrence,
-    overlapping ones too, in no order), by one hyperscan pass; None when the text is small
-    or there is no hyperscan (then str.find of each, a pass of its own: 0.5 ms a MiB)."""
-    if len(text) < PREFILTER_MIN or hyperscan is None:
-        return None
-    database, lengths = _literal_database(literals)
-    data, continuation = _encoded(text)
-    ends: list[int] = []
-    ids: list[int] = []
-
-    def on_match(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
-        ends.append(to)
-        ids.append(index)
-
-    database.scan(data, match_event_handler=on_match)
     offsets = np.asarray(ends, np.int64) - np.asarray(lengths, np.int64)[ids]
     if continuation is not None:  # bytes -> characters (each offset is a literal's first byte)
         offsets -= continuation.searchsorted(offsets)

@@ -676,8 +676,8 @@ def _bulk_helper(
     line_of = newlines.searchsorted(rules)
     first = np.flatnonzero(np.concatenate(([True], line_of[1:] != line_of[:-1])))
     rows, rule = line_of[first], rules[first]
-    starts = np.concatenate(([0], newlines + 1))[rows]
-    ends = np.append(newlines, len(data))[rows]
+    line_starts, line_ends = columns.line_bounds(newlines, len(data))
+    starts, ends = line_starts[rows], line_ends[rows]
     heads, bodies = columns.spans(data, starts, rule), columns.spans(data, rule, ends)
     glog = pc.extract_regex(heads, _GLOG_PREFIX_RE2)
     prefixed = _true(pc.not_equal(pc.struct_field(glog, [1]), ""))

@@ -143,9 +143,7 @@ def _header_starts(doc: DocText) -> Iterator[int]:
     if isinstance(doc.line_at, LineIndex):
         raw = doc.ascii_bytes()
         data = np.frombuffer(raw, np.uint8)
-        newlines = doc.line_at.positions
-        starts = np.concatenate(([0], newlines + 1))
-        ends = np.append(newlines, len(data))
+        starts, ends = columns.line_bounds(doc.line_at.positions, len(data))
         may = np.flatnonzero(starts < len(data))
         may = may[_HEADER_FIRSTS[data[starts[may]]]]
         del data  # no view of the chunk's buffer outlives this call
